@@ -1,0 +1,34 @@
+# The two commands a newcomer needs: `make run` and `make test`. Both set up first.
+SHELL := /bin/bash
+export DAGSTER_HOME ?= $(CURDIR)/dagster_home
+EXPERIMENT ?= experiments/demo.yaml
+# Tests run on every core; `make test PYTEST_ARGS="-m 'not slow'"` skips the slow ones.
+PYTEST_ARGS ?=
+
+.PHONY: setup run test lint format ui bench clean
+
+setup:
+	@bash scripts/setup.sh
+
+run: setup
+	.venv/bin/bench run $(EXPERIMENT)
+
+test: setup lint
+	.venv/bin/pytest -n auto $(PYTEST_ARGS)
+
+lint: setup
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+
+format: setup
+	.venv/bin/ruff check --fix .
+	.venv/bin/ruff format .
+
+ui: setup
+	.venv/bin/bench ui
+
+bench: setup
+	.venv/bin/python benchmarks/run_all.py
+
+clean:
+	rm -rf data .pytest_cache .ruff_cache

@@ -1,0 +1,98 @@
+"""Stage 1: the experiment design and the per-run specs every later stage reads."""
+
+from pathlib import Path
+
+import dagster as dg
+
+from assets.metadata import markdown_table
+from assets.partitions import run_partitions
+from bench_pipeline import settings
+from bench_pipeline.design import design_experiment, load_experiment
+from bench_pipeline.run_spec import RUN_SPEC_STAGE, build_run_spec
+from resources import ArtifactStoreResource
+
+DESIGN_CODE_VERSION = "1"
+
+
+class ExperimentDesignConfig(dg.Config):
+    """Which experiment to design (shown in the launchpad)."""
+
+    experiment_file: str = "experiments/demo.yaml"
+
+
+def _resolve(path: str) -> Path:
+    candidate = Path(path)
+    return candidate if candidate.is_absolute() else settings.project_root() / candidate
+
+
+@dg.asset(
+    group_name="experiment_design",
+    kinds={"python", "yaml"},
+    code_version=DESIGN_CODE_VERSION,
+    description="The cells and runs of an experiment file, designed with pyDOE3. "
+    "Registers one `runs` partition per new run; never removes one.",
+)
+def experiment_design(
+    context: dg.AssetExecutionContext,
+    config: ExperimentDesignConfig,
+    artifact_store: ArtifactStoreResource,
+) -> dg.MaterializeResult:
+    experiment = load_experiment(_resolve(config.experiment_file))
+    design = design_experiment(experiment)
+    used = {c.config["model"] for c in design.cells}
+    models = {m: experiment.registry.get(m).to_json_dict() for m in sorted(used)}
+    stored = artifact_store.store().save_design({**design.to_json_dict(), "models": models})
+
+    known = set(context.instance.get_dynamic_partitions(run_partitions.name))
+    new_runs = [r.run_id for r in design.runs if r.run_id not in known]
+    # The design file is written first so that a partition never exists without its run.
+    if new_runs:
+        context.instance.add_dynamic_partitions(run_partitions.name, new_runs)
+    context.log.info(
+        f"{experiment.name}: {len(design.cells)} cells, {len(design.runs)} runs, "
+        f"{len(new_runs)} new partitions"
+    )
+    preview = [
+        {"cell_id": c.cell_id, "designs": ",".join(c.designs), **c.config} for c in design.cells
+    ]
+    return dg.MaterializeResult(
+        metadata={
+            "experiment": experiment.name,
+            "experiment_file": dg.MetadataValue.path(str(experiment.path)),
+            "cells": len(design.cells),
+            "runs": len(design.runs),
+            "new_runs": len(new_runs),
+            "retired_runs": sum(1 for r in stored["runs"] if not r["current"]),
+            "cells_per_design": dg.MetadataValue.json(design.counts_by_design()),
+            "design_file": dg.MetadataValue.path(
+                str(artifact_store.store().design_path(experiment.name))
+            ),
+            "preview": markdown_table(preview),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=run_partitions,
+    deps=[experiment_design],
+    group_name="experiment_design",
+    kinds={"python"},
+    code_version=DESIGN_CODE_VERSION,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    description="The frozen specification of one run: its cell's config, seed, and the "
+    "model's harness and prices as the registry had them when the run was planned.",
+)
+def run_spec(
+    context: dg.AssetExecutionContext, artifact_store: ArtifactStoreResource
+) -> dg.MaterializeResult:
+    store = artifact_store.store()
+    specs = [build_run_spec(store, run_id) for run_id in context.partition_keys]
+    for spec in specs:
+        store.write_record(RUN_SPEC_STAGE, spec["run_id"], spec)
+    return dg.MaterializeResult(
+        metadata={
+            "runs": len(specs),
+            "models": dg.MetadataValue.json(sorted({s["model"] for s in specs})),
+            "first_run": specs[0]["run_id"] if specs else "",
+        }
+    )

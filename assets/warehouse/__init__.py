@@ -1,0 +1,3 @@
+from assets.warehouse.assets import warehouse
+
+__all__ = ["warehouse"]

@@ -1,0 +1,195 @@
+"""`bench`: the command line of the benchmark pipeline."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import warnings
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from bench_pipeline import settings
+
+app = typer.Typer(
+    help="Benchmark of AI coding agents building a browser Tetris: design experiments, "
+    "run the pipeline, query the warehouse.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+EXIT_BAD_INPUT = 2
+
+# Dagster flags beta parameters we use on purpose (backfill_policy); users need not see it.
+warnings.filterwarnings("ignore", message=".*is currently in beta.*")
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.date | dt.datetime | dt.time | dt.timedelta):
+        return str(value)
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def _show(value: Any) -> str:
+    """A value as it is written in an experiment file (YAML's true/false)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _ensure_dagster_home() -> Path:
+    home = settings.dagster_home()
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+@app.command()
+def design(
+    experiment_file: Annotated[
+        Path, typer.Argument(help="Experiment YAML (see docs/experiments.md).")
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the design as one JSON object.")
+    ] = False,
+) -> None:
+    """Design an experiment file into cells and runs (nothing is written)."""
+    from bench_pipeline.design import DesignError, design_experiment, load_experiment
+
+    try:
+        experiment = load_experiment(experiment_file)
+        result = design_experiment(experiment)
+    except DesignError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json_dict(), default=_json_default) + "\n")
+        return
+    # Sixteen columns do not fit a terminal: each cell is shown as its difference from the
+    # baseline, which is also how a designed experiment is read.
+    baseline = experiment.baseline_config()
+    table = Table(
+        title=f"{result.experiment}: {len(result.cells)} cells × {experiment.repeats} repeats "
+        f"= {len(result.runs)} runs"
+    )
+    table.add_column("cell_id", no_wrap=True)
+    table.add_column("designs")
+    table.add_column("differs from the baseline in")
+    for cell in result.cells:
+        diff = [f"{a}={_show(v)}" for a, v in cell.config.items() if v != baseline.get(a)]
+        table.add_row(cell.cell_id, ", ".join(cell.designs), ", ".join(diff) or "(baseline)")
+    out.print(table)
+    out.print(
+        "baseline: " + ", ".join(f"{a}={_show(v)}" for a, v in baseline.items()), highlight=False
+    )
+    counts = ", ".join(f"{k}: {v}" for k, v in result.counts_by_design().items())
+    out.print(f"cells per design: {counts} (a cell shared by designs counts once in the total)")
+
+
+@app.command(
+    help="Run read-only SQL on the DuckDB warehouse.\n\n"
+    f"Warehouse: {settings.warehouse_path()} (set BENCH_WAREHOUSE or BENCH_DATA_DIR to move it)."
+)
+def sql(
+    query: Annotated[
+        str, typer.Argument(help='SQL to run, e.g. "select * from stg_runs limit 5".')
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list, one object per row.")
+    ] = False,
+    db: Annotated[Path | None, typer.Option(help="Warehouse file (default: see above).")] = None,
+) -> None:
+    import duckdb
+
+    from bench_pipeline.warehouse.build import query as run_query
+
+    path = db or settings.warehouse_path()
+    try:
+        columns, rows = run_query(path, query)
+    except FileNotFoundError as error:
+        raise _fail(str(error)) from None
+    except duckdb.Error as error:
+        raise _fail(str(error).splitlines()[0], EXIT_BAD_INPUT) from None
+    if as_json:
+        objects = [dict(zip(columns, row, strict=True)) for row in rows]
+        sys.stdout.write(json.dumps(objects, default=_json_default) + "\n")
+        return
+    table = Table(caption=f"{len(rows)} rows")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    out.print(table)
+
+
+@app.command()
+def ui(
+    port: Annotated[int, typer.Option(help="Port of the web UI.")] = 3000,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+) -> None:
+    """Open the Dagster UI (dagster dev) on this project."""
+    home = _ensure_dagster_home()
+    dagster = Path(sys.executable).with_name("dagster")
+    command = [str(dagster), "dev", "-w", str(settings.project_root() / "workspace.yaml")]
+    out.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home})")
+    completed = subprocess.run(
+        [*command, "-h", host, "-p", str(port)], cwd=settings.project_root(), check=False
+    )
+    raise typer.Exit(completed.returncode)
+
+
+@app.command()
+def run(
+    experiment_file: Annotated[Path, typer.Argument(help="Experiment YAML to run.")] = Path(
+        "experiments/demo.yaml"
+    ),
+) -> None:
+    """Run the main job: design the experiment, run every stage per run, build the warehouse."""
+    from bench_pipeline.design import DesignError
+
+    _ensure_dagster_home()
+    import dagster as dg
+
+    from bench_pipeline.runner import run_main
+
+    try:
+        with dg.DagsterInstance.get() as instance:
+            summary = run_main(
+                experiment_file.resolve(), instance, progress=lambda m: err.print(f"[cyan]•[/] {m}")
+            )
+    except DesignError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
+    except RuntimeError as error:
+        raise _fail(str(error)) from None
+    out.print(
+        f"[bold green]done[/]: {summary.experiment}: {summary.runs} runs ({summary.new_runs} new)"
+    )
+    table = Table(title="warehouse tables")
+    table.add_column("table")
+    table.add_column("rows", justify="right")
+    for name, rows in summary.tables.items():
+        table.add_row(name, str(rows))
+    out.print(table)
+    out.print(f"warehouse: {summary.warehouse}")
+    out.print('query it:  bench sql "select * from stg_runs limit 10"')
+    out.print(f"UI:        bench ui  (DAGSTER_HOME={settings.dagster_home()})")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,36 @@
+"""The one Dagster `Definitions` of the project (loaded by workspace.yaml)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from assets.design import experiment_design, run_spec
+from assets.warehouse import warehouse
+from resources import ArtifactStoreResource, WarehouseResource
+
+experiment_design_job = dg.define_asset_job(
+    "experiment_design_job",
+    selection=[experiment_design],
+    description="Design an experiment file and register its run partitions.",
+)
+
+run_stages_job = dg.define_asset_job(
+    "run_stages_job",
+    selection=[run_spec],
+    description="Every per-run stage for the selected run partitions.",
+)
+
+warehouse_job = dg.define_asset_job(
+    "warehouse_job",
+    selection=[warehouse],
+    description="Rebuild the DuckDB warehouse from the artifact store.",
+)
+
+defs = dg.Definitions(
+    assets=[experiment_design, run_spec, warehouse],
+    jobs=[experiment_design_job, run_stages_job, warehouse_job],
+    resources={
+        "artifact_store": ArtifactStoreResource(),
+        "warehouse": WarehouseResource(),
+    },
+)

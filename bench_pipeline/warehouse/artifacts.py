@@ -1,0 +1,121 @@
+"""The artifact store: every stage's per-run output as files, written atomically.
+
+Why files and not DuckDB rows: DuckDB admits one writing process per database file,
+and many partition runs execute at once in separate processes. Each run therefore
+writes only its own files here (no shared lock, no lost rows), and a single step
+builds the warehouse from them (see `build.py`).
+
+Layout under the root:
+
+    designs/<experiment>.json          the cells and runs of one experiment
+    records/<stage>/<run_id>.json      one flat record per run and stage (a warehouse row)
+    runs/<run_id>/<stage>/...          larger evidence: transcripts, archives, screenshots
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
+
+
+def _check_name(kind: str, name: str) -> str:
+    # Names become file names: refuse anything that could escape the store.
+    if not _SAFE_NAME.match(name) or ".." in name:
+        raise ValueError(f"invalid {kind} name for the artifact store: {name!r}")
+    return name
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write so that a reader or a crash sees the old complete file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    text = json.dumps(obj, indent=2, sort_keys=True, default=str, allow_nan=False)
+    atomic_write_bytes(path, text.encode() + b"\n")
+
+
+@dataclass(frozen=True)
+class ArtifactStore:
+    root: Path
+
+    def design_path(self, experiment: str) -> Path:
+        return self.root / "designs" / f"{_check_name('experiment', experiment)}.json"
+
+    def record_path(self, stage: str, run_id: str) -> Path:
+        return (
+            self.root
+            / "records"
+            / _check_name("stage", stage)
+            / f"{_check_name('run', run_id)}.json"
+        )
+
+    def run_dir(self, run_id: str, stage: str | None = None) -> Path:
+        base = self.root / "runs" / _check_name("run", run_id)
+        return base / _check_name("stage", stage) if stage else base
+
+    def save_design(self, design: Mapping[str, Any]) -> dict[str, Any]:
+        """Store an experiment's design (the `bench design --json` object).
+
+        Cells and runs of an earlier design that the new one no longer has are kept,
+        marked `current: false`: their partitions and results stay addressable.
+        Returns what was written.
+        """
+        experiment = design["experiment"]
+        path = self.design_path(experiment)
+        previous = self.read_design(experiment) if path.is_file() else {"cells": [], "runs": []}
+        cell_ids = {c["cell_id"] for c in design["cells"]}
+        run_ids = {r["run_id"] for r in design["runs"]}
+        merged = {
+            **design,
+            "cells": [{**c, "current": True} for c in design["cells"]]
+            + [{**c, "current": False} for c in previous["cells"] if c["cell_id"] not in cell_ids],
+            "runs": [{**r, "current": True} for r in design["runs"]]
+            + [{**r, "current": False} for r in previous["runs"] if r["run_id"] not in run_ids],
+        }
+        atomic_write_json(path, merged)
+        return merged
+
+    def read_design(self, experiment: str) -> dict[str, Any]:
+        return json.loads(self.design_path(experiment).read_text())
+
+    def designs(self) -> Iterator[dict[str, Any]]:
+        for path in sorted((self.root / "designs").glob("*.json")):
+            yield json.loads(path.read_text())
+
+    def write_record(self, stage: str, run_id: str, record: Mapping[str, Any]) -> Path:
+        """One warehouse row for (stage, run). Replaces the previous one atomically."""
+        path = self.record_path(stage, run_id)
+        atomic_write_json(path, {**record, "run_id": run_id})
+        return path
+
+    def read_record(self, stage: str, run_id: str) -> dict[str, Any] | None:
+        path = self.record_path(stage, run_id)
+        return json.loads(path.read_text()) if path.is_file() else None
+
+    def stages(self) -> list[str]:
+        records = self.root / "records"
+        if not records.is_dir():
+            return []
+        return sorted(p.name for p in records.iterdir() if p.is_dir() and any(p.glob("*.json")))
+
+    def record_glob(self, stage: str) -> str:
+        return str(self.root / "records" / _check_name("stage", stage) / "*.json")

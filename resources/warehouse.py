@@ -1,0 +1,21 @@
+from pathlib import Path
+
+import dagster as dg
+
+from bench_pipeline import settings
+from bench_pipeline.warehouse.artifacts import ArtifactStore
+from bench_pipeline.warehouse.build import WarehouseBuild, build_warehouse
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """The DuckDB warehouse analysts query; rebuilt from the artifact store by one writer."""
+
+    path: str = ""  # empty: BENCH_WAREHOUSE, else ./data/warehouse.duckdb
+    models_dir: str = ""  # empty: ./dbt_like_sql
+
+    def db_path(self) -> Path:
+        return Path(self.path) if self.path else settings.warehouse_path()
+
+    def build(self, store: ArtifactStore) -> WarehouseBuild:
+        models = Path(self.models_dir) if self.models_dir else settings.sql_models_dir()
+        return build_warehouse(store, self.db_path(), models)

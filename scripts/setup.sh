@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Idempotent setup: installs what this machine lacks, and nothing twice.
+#   - uv, then the locked Python environment in .venv
+#   - Debian's chromium and bubblewrap (as root; otherwise says what to install)
+#   - the pinned npm toolchain in toolchain/ (ESLint, TypeScript, jscpd, html-validate, esbuild)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+apt_updated=0
+apt_install() {
+  if ! is_root; then
+    say "missing: $* — install it with: sudo apt-get install -y $*"
+    return 1
+  fi
+  if [ "$apt_updated" = 0 ]; then
+    say "apt-get update"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    apt_updated=1
+  fi
+  say "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# 1. uv and the Python environment (pinned by uv.lock).
+if ! command -v uv >/dev/null 2>&1; then
+  say "installing uv with pip"
+  python3 -m pip install --quiet --disable-pip-version-check uv
+  hash -r
+  command -v uv >/dev/null 2>&1 || export PATH="$(python3 -m site --user-base)/bin:$PATH"
+fi
+uv sync --frozen --quiet
+
+# 2. System tools: the browser the bot drives and the sandbox builds run in.
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt_install "${missing[@]}" || say "continuing without: ${missing[*]} (tests that need them will say so)"
+fi
+if [ ! -x /usr/bin/chromium ] && [ -z "${BENCH_CHROMIUM:-}" ]; then
+  # No Debian Chromium (e.g. macOS or no root): Playwright's own download is the fallback.
+  say "no system Chromium: trying 'playwright install chromium'"
+  .venv/bin/playwright install chromium || say "playwright install failed: set BENCH_CHROMIUM to a Chromium binary"
+fi
+
+# 3. The pinned npm toolchain, reinstalled only when its lock file changed.
+if command -v npm >/dev/null 2>&1; then
+  stamp=toolchain/node_modules/.package-lock.json
+  if [ ! -f "$stamp" ] || [ toolchain/package-lock.json -nt "$stamp" ]; then
+    say "npm ci (toolchain/)"
+    npm ci --prefix toolchain --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+fi
+say "ready"

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from bench_pipeline import settings
+from bench_pipeline.warehouse.artifacts import ArtifactStore
+from resources import ArtifactStoreResource, WarehouseResource
+
+REPO = settings.project_root()
+EXPERIMENTS = REPO / "experiments"
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every path the pipeline writes, moved into a temporary folder."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("BENCH_DATA_DIR", str(data))
+    monkeypatch.delenv("BENCH_ARTIFACTS_DIR", raising=False)
+    monkeypatch.delenv("BENCH_WAREHOUSE", raising=False)
+    return data
+
+
+@pytest.fixture
+def store(data_dir: Path) -> ArtifactStore:
+    return ArtifactStore(data_dir / "artifacts")
+
+
+@pytest.fixture
+def resources(data_dir: Path) -> dict[str, dg.ConfigurableResource]:
+    return {
+        "artifact_store": ArtifactStoreResource(root=str(data_dir / "artifacts")),
+        "warehouse": WarehouseResource(path=str(data_dir / "warehouse.duckdb")),
+    }
+
+
+@pytest.fixture
+def instance() -> Iterator[dg.DagsterInstance]:
+    with dg.instance_for_test() as inst:
+        yield inst

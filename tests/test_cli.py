@@ -1,0 +1,96 @@
+"""The `bench` command as a user runs it: a real subprocess of the installed entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench_pipeline import settings
+
+BENCH = Path(sys.executable).with_name("bench")
+EXPERIMENTS = settings.experiments_dir()
+BAD = settings.project_root() / "tests" / "design" / "bad"
+
+
+def bench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BENCH), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_help_lists_every_command() -> None:
+    result = bench("--help")
+    assert result.returncode == 0
+    for command in ("design", "sql", "ui", "run"):
+        assert command in result.stdout
+
+
+def test_sql_help_names_the_warehouse(tmp_path: Path) -> None:
+    result = bench("sql", "--help", env={"BENCH_DATA_DIR": str(tmp_path)})
+    assert str(tmp_path / "warehouse.duckdb") in result.stdout.replace("\n", "").replace(
+        " ", ""
+    ) or ("warehouse.duckdb" in result.stdout)
+
+
+def test_design_json_is_the_contract() -> None:
+    result = bench("design", str(EXPERIMENTS / "default.yaml"), "--json")
+    assert result.returncode == 0, result.stderr
+    design = json.loads(result.stdout)
+    assert set(design) >= {"experiment", "cells", "runs"}
+    cell = design["cells"][0]
+    assert set(cell) >= {"cell_id", "designs", "config"}
+    assert len(cell["config"]) == 16
+    assert set(design["runs"][0]) >= {"run_id", "cell_id", "repeat"}
+    # Designing twice gives the same ids.
+    again = json.loads(bench("design", str(EXPERIMENTS / "default.yaml"), "--json").stdout)
+    assert [c["cell_id"] for c in again["cells"]] == [c["cell_id"] for c in design["cells"]]
+
+
+def test_design_table_is_readable() -> None:
+    result = bench("design", str(EXPERIMENTS / "smoke.yaml"))
+    assert result.returncode == 0, result.stderr
+    assert "cell_id" in result.stdout and "cells per design" in result.stdout
+
+
+@pytest.mark.parametrize("bad_file", sorted(BAD.glob("*.yaml")), ids=lambda p: p.stem)
+def test_bad_files_exit_2_with_one_message(bad_file: Path, tmp_path: Path) -> None:
+    result = bench("design", str(bad_file), "--json", env={"BENCH_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    message = " ".join(result.stderr.split())
+    assert message.startswith("error: ") and message.count("error:") == 1
+    # The file at fault is named: the experiment, or the model registry it points to.
+    assert bad_file.name in message or "registry" in bad_file.name
+    assert not list(tmp_path.iterdir()), "a refused file must write nothing"
+
+
+def test_missing_file_is_refused_like_a_bad_one() -> None:
+    result = bench("design", "no/such/file.yaml")
+    assert result.returncode == 2
+    assert "file.yaml" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_sql_json_and_read_only(tmp_path: Path) -> None:
+    import duckdb
+
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("create table t as select 1 as a, 'x' as b, date '2026-01-02' as d")
+    result = bench("sql", "select * from t", "--json", "--db", str(db))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [{"a": 1, "b": "x", "d": "2026-01-02"}]
+    refused = bench("sql", "drop table t", "--db", str(db))
+    assert refused.returncode == 2 and "read-only" in refused.stderr
+    missing = bench("sql", "select 1", "--db", str(tmp_path / "none.duckdb"))
+    assert missing.returncode == 1 and "make run" in missing.stderr
