@@ -25,13 +25,17 @@ apt_install() {
 }
 
 # 1. uv and the Python environment (pinned by uv.lock).
-if ! command -v uv >/dev/null 2>&1; then
-  say "installing uv with pip"
-  python3 -m pip install --quiet --disable-pip-version-check uv
-  hash -r
-  command -v uv >/dev/null 2>&1 || export PATH="$(python3 -m site --user-base)/bin:$PATH"
+if command -v uv >/dev/null 2>&1; then
+  uv=(uv)
+else
+  # `python3 -m uv` works wherever pip put it (pyenv shims, --user bins) without a PATH change.
+  python3 -m uv --version >/dev/null 2>&1 || {
+    say "installing uv with pip"
+    python3 -m pip install --quiet --disable-pip-version-check uv
+  }
+  uv=(python3 -m uv)
 fi
-uv sync --frozen --quiet
+"${uv[@]}" sync --frozen --quiet
 
 # 2. System tools: the browser the bot drives and the sandbox builds run in.
 missing=()
