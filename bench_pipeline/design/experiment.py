@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline import settings
 from bench_pipeline.design.axes import (
     AXES,
     AxisSpec,
@@ -76,9 +77,7 @@ def load_experiment(path: str | Path) -> Experiment:
     description = _parse_description(data.get("description"), display_path, "description")
     repeats = _parse_repeats(data.get("repeats", DEFAULT_REPEATS), display_path)
     seed = _parse_seed(data.get("seed", DEFAULT_SEED), display_path)
-    models_file, registry = _load_registry(
-        data.get("models_file", DEFAULT_MODELS_FILE), file_path, display_path
-    )
+    models_file, registry = _load_registry(data.get("models_file"), file_path, display_path)
     axes = _parse_axes(data.get("axes", {}), registry, display_path)
     designs = _parse_designs(data.get("designs"), axes, display_path)
     return Experiment(
@@ -129,7 +128,23 @@ def _parse_seed(raw: Any, path: str) -> int:
     return raw
 
 
+def default_models_file(experiment_file: Path) -> Path:
+    """The registry an experiment uses when it names none.
+
+    `models.yaml` beside the experiment file when there is one (an experiment folder
+    carries its own registry), else $BENCH_MODELS_FILE, else the project's
+    experiments/models.yaml — so an experiment file can live anywhere.
+    """
+    beside = experiment_file.parent / DEFAULT_MODELS_FILE
+    if beside.is_file():
+        return beside
+    from_env = os.environ.get("BENCH_MODELS_FILE")
+    return Path(from_env) if from_env else settings.experiments_dir() / DEFAULT_MODELS_FILE
+
+
 def _load_registry(raw: Any, file_path: Path, path: str) -> tuple[Path, ModelRegistry]:
+    if raw is None:
+        raw = str(default_models_file(file_path))
     if not isinstance(raw, str) or not raw.strip():
         raise DesignError(
             path, "models_file", f"must be a non-empty path string, got {describe_value(raw)}"

@@ -316,3 +316,23 @@ def test_registry_error_is_reported_against_the_experiment_with_its_cause() -> N
 def test_every_bad_experiment_fixture_is_covered() -> None:
     on_disk = {p.stem for p in BAD.glob("exp_*.yaml")}
     assert on_disk == {stem for stem, *_ in BAD_EXPERIMENTS}
+
+
+def test_an_experiment_anywhere_uses_the_project_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file with no models.yaml beside it and no models_file key: the project's registry.
+    monkeypatch.delenv("BENCH_MODELS_FILE", raising=False)
+    lone = tmp_path / "lone.yaml"
+    lone.write_text(
+        "name: lone\naxes:\n  model: {levels: [claude-opus-4-6, gpt-5-codex]}\n"
+        "designs: [{type: main_effects}]\n"
+    )
+    exp = load_experiment(lone)
+    assert exp.models_file == EXPERIMENTS / "models.yaml"
+    # $BENCH_MODELS_FILE points elsewhere when there is no registry beside the file.
+    monkeypatch.setenv("BENCH_MODELS_FILE", str(HERE / "fixtures" / "models.yaml"))
+    assert load_experiment(lone).models_file == HERE / "fixtures" / "models.yaml"
+    # A registry beside the file wins over both.
+    (tmp_path / "models.yaml").write_text((EXPERIMENTS / "models.yaml").read_text())
+    assert load_experiment(lone).models_file == tmp_path / "models.yaml"
