@@ -94,3 +94,14 @@ def test_sql_json_and_read_only(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "read-only" in refused.stderr
     missing = bench("sql", "select 1", "--db", str(tmp_path / "none.duckdb"))
     assert missing.returncode == 1 and "make run" in missing.stderr
+
+
+def test_error_messages_keep_their_brackets(tmp_path: Path) -> None:
+    bad = tmp_path / "baseline.yaml"
+    bad.write_text(
+        "name: x\naxes: {effort: {levels: [low, high], baseline: medium}}\n"
+        "designs: [{type: main_effects}]\n"
+    )
+    result = bench("design", str(bad))
+    assert result.returncode == 2
+    assert "axes.effort.baseline" in result.stderr and "[low, high]" in result.stderr

@@ -182,7 +182,8 @@ def _check_resolution(raw: Any, axis_count: int, path: str, where: str) -> int:
             path,
             key,
             f"pyDOE3.fracfact_by_res cannot build a resolution {raw} design over "
-            f"{axis_count} axes: {exc}",
+            f"{axis_count} axes: {exc} (lower the resolution, add axes, or use an "
+            "`interaction` design for the full factorial)",
         ) from None
     return raw
 
