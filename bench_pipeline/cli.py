@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
 import warnings
 from decimal import Decimal
@@ -150,10 +149,9 @@ def ui(
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(settings.project_root() / "workspace.yaml")]
     out.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home})")
-    completed = subprocess.run(
-        [*command, "-h", host, "-p", str(port)], cwd=settings.project_root(), check=False
-    )
-    raise typer.Exit(completed.returncode)
+    os.chdir(settings.project_root())
+    # Replace this process: Ctrl-C and signals then reach `dagster dev` directly.
+    os.execv(str(dagster), [*command, "-h", host, "-p", str(port)])
 
 
 @app.command()
