@@ -155,6 +155,50 @@ def ui(
 
 
 @app.command()
+def evaluate(
+    target: Annotated[str, typer.Argument(help="A game directory or an http://127.0.0.1:… URL.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout.")
+    ] = False,
+    artifacts: Annotated[
+        Path | None, typer.Option(help="Keep screenshots, the event log and console messages here.")
+    ] = None,
+    endurance_seconds: Annotated[
+        float, typer.Option(help="Length of the endurance window.")
+    ] = 30.0,
+) -> None:
+    """Play one Tetris game with the bot and print the sixteen verdicts."""
+    from bench_pipeline.bot.browser import BrowserMissingError
+    from bench_pipeline.bot.evaluate import evaluate as run_evaluation
+    from bench_pipeline.bot.serve import TargetError
+
+    try:
+        result = run_evaluation(target, endurance_seconds, artifacts)
+    except (TargetError, BrowserMissingError) as error:
+        raise _fail(str(error)) from None
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+        return
+    data = result.to_json()
+    cal = data["calibration"]
+    out.print(f"[bold]{target}[/]: gameplay score {data['gameplay_score']} ({data['duration_s']}s)")
+    out.print(
+        f"renderer={cal['renderer']} grid={cal['grid']} start={cal['start']} "
+        f"score={cal['score_source']}",
+        highlight=False,
+    )
+    out.print(f"controls: {cal['controls']}", highlight=False)
+    colours = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow"}
+    table = Table()
+    table.add_column("test")
+    table.add_column("verdict")
+    table.add_column("why")
+    for test, verdict in data["tests"].items():
+        table.add_row(test, f"[{colours[verdict]}]{verdict}[/]", escape(data["reasons"][test]))
+    out.print(table)
+
+
+@app.command()
 def run(
     experiment_file: Annotated[Path, typer.Argument(help="Experiment YAML to run.")] = Path(
         "experiments/demo.yaml"

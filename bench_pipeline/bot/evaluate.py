@@ -1,0 +1,246 @@
+"""One evaluation: serve the game, open it in Chromium, play it, derive the verdicts.
+
+A hard time cap holds whatever the game does: a watchdog kills this evaluation's
+Chromium when the cap passes, the blocked Playwright call fails, and the verdicts are
+derived from what was recorded until then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import sync_playwright
+
+from bench_pipeline.bot.browser import (
+    CHROMIUM_ARGS,
+    MISSING_BROWSER_HELP,
+    BrowserMissingError,
+    chromium_executable,
+)
+from bench_pipeline.bot.contract import Calibration, Evaluation
+from bench_pipeline.bot.play import Bot
+from bench_pipeline.bot.serve import check_url, serve_directory
+from bench_pipeline.bot.session import EventLog, GameSession, PageGone
+from bench_pipeline.bot.verdicts import Observed, derive_all
+
+PROBE = (Path(__file__).parent / "probe.js").read_text()
+HARD_CAP_S = 120.0
+TOP_OUT_S = 14.0
+IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon")
+
+
+def _kill_matching(marker: str) -> None:
+    """Kill every process whose command line holds `marker` (this evaluation's Chromium)."""
+    for pid_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (pid_dir / "cmdline").read_bytes().decode(errors="ignore"):
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
+
+
+@contextmanager
+def _watchdog(marker: str, seconds: float, log: EventLog) -> Iterator[None]:
+    fired = threading.Event()
+
+    def fire() -> None:
+        fired.set()
+        log.note(f"hard time cap of {seconds:.0f}s reached: closing the browser")
+        _kill_matching(marker)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+@contextmanager
+def _target_url(target: str) -> Iterator[str]:
+    if target.startswith(("http://", "https://")):
+        yield check_url(target)
+    else:
+        with serve_directory(Path(target)) as url:
+            yield url
+
+
+def _attach_listeners(page, log: EventLog) -> None:
+    def on_console(message) -> None:
+        if message.type != "error":
+            return
+        text = message.text
+        if any(marker in text for marker in IGNORED_CONSOLE):
+            log.ignored_console.append((log.now(), text[:300]))
+        else:
+            log.console_errors.append((log.now(), text[:300]))
+
+    def on_dialog(dialog) -> None:
+        log.dialogs.append((log.now(), dialog.type, dialog.message[:200]))
+        with contextlib.suppress(PlaywrightError):
+            dialog.dismiss()
+
+    def on_crash(_page) -> None:
+        log.crashed_at = log.now()
+        log.note("the page crashed")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: log.page_errors.append((log.now(), str(error)[:300])))
+    page.on("dialog", on_dialog)
+    page.on("crash", on_crash)
+    page.on(
+        "framenavigated",
+        lambda frame: log.note(f"navigated to {frame.url}") if frame == page.main_frame else None,
+    )
+
+
+def _play(bot: Bot) -> None:
+    log = bot.log
+    if not bot.start():
+        log.note("no start mechanism produced a piece")
+        return
+    steps = (
+        bot.observe_gravity,
+        lambda: bot.discover_horizontal("left", ("ArrowLeft", "a", "j", "h"), -1),
+        lambda: bot.discover_horizontal("right", ("ArrowRight", "d", "l"), +1),
+        bot.discover_rotate,
+        bot.discover_soft_drop,
+        bot.discover_hard_drop,
+        bot.check_walls,
+    )
+    for step in steps:
+        if bot.time_left() <= 0:
+            return
+        step()
+    log.note(f"controls: {bot.controls}")
+    bot.play_window()
+    bot.s.poll_numbers()
+    bot.top_out(TOP_OUT_S)
+    bot.s.poll_numbers()
+
+
+def evaluate(
+    target: str,
+    endurance_s: float = 30.0,
+    artifacts: Path | None = None,
+    hard_cap_s: float = HARD_CAP_S,
+) -> Evaluation:
+    """Evaluate one game (a directory or a loopback URL). Raises only when the bot cannot run."""
+    executable = chromium_executable()
+    started = time.monotonic()
+    log = EventLog()
+    bot: Bot | None = None
+    loaded = False
+    load_error: str | None = None
+    profile = Path(tempfile.mkdtemp(prefix="bench-bot-"))
+    screenshots: dict[str, bytes] = {}
+    try:
+        with _target_url(target) as url, sync_playwright() as p:
+            try:
+                context = p.chromium.launch_persistent_context(
+                    str(profile),
+                    executable_path=executable,
+                    headless=True,
+                    args=CHROMIUM_ARGS,
+                    viewport={"width": 1280, "height": 1100},
+                    device_scale_factor=1,
+                )
+            except PlaywrightError as error:
+                raise BrowserMissingError(
+                    f"{MISSING_BROWSER_HELP} ({str(error).splitlines()[0]})"
+                ) from error
+            with _watchdog(str(profile), hard_cap_s - 5.0, log):
+                try:
+                    context.add_init_script(PROBE)
+                    page = context.pages[0] if context.pages else context.new_page()
+                    _attach_listeners(page, log)
+                    session = GameSession(page, log)
+                    # Play must end early enough to leave time for the verdicts.
+                    bot = Bot(session, endurance_s, started + hard_cap_s - 25.0)
+                    try:
+                        response = page.goto(url, wait_until="load", timeout=15000)
+                        loaded = response is None or response.ok
+                        if not loaded:
+                            load_error = f"HTTP {response.status}"
+                    except PlaywrightError as error:
+                        load_error = str(error).splitlines()[0]
+                        loaded = (
+                            "Timeout" in load_error
+                        )  # slow 'load' event: the page is still there
+                    if loaded:
+                        page.wait_for_timeout(400)
+                        shot = session.screenshot_png()
+                        if shot:
+                            screenshots["01-loaded.png"] = shot
+                        try:
+                            _play(bot)
+                        except PageGone as gone:
+                            log.note(f"stopped interacting: {gone}")
+                        shot = session.screenshot_png()
+                        if shot:
+                            screenshots["02-end.png"] = shot
+                finally:
+                    with contextlib.suppress(Exception):
+                        context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+    observed = Observed(bot, log, loaded, load_error, endurance_s)
+    results = derive_all(observed)
+    calibration = Calibration()
+    if bot is not None:
+        g = bot.s.geometry
+        if g is not None:
+            calibration.renderer = g.renderer
+            calibration.cols, calibration.rows = g.cols, g.rows
+            calibration.board_rect = g.rect()
+            calibration.locator = g.locator
+        calibration.start = bot.start_mechanism
+        calibration.controls = dict(bot.controls)
+        calibration.score_source = bot.score_source
+    evaluation = Evaluation(
+        target=target,
+        calibration=calibration,
+        results=results,
+        duration_s=time.monotonic() - started,
+        notes=[f"{t:.2f}s {text}" for t, text in log.notes],
+    )
+    if artifacts is not None:
+        write_artifacts(artifacts, evaluation, log, screenshots, bot)
+    return evaluation
+
+
+def write_artifacts(
+    folder: Path,
+    evaluation: Evaluation,
+    log: EventLog,
+    screenshots: dict[str, bytes],
+    bot: Bot | None,
+) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "evaluation.json").write_text(json.dumps(evaluation.to_json(), indent=2))
+    (folder / "events.json").write_text(json.dumps(log.to_json(), indent=1))
+    if bot is not None:
+        (folder / "evidence.json").write_text(json.dumps(dict(bot.evidence.items), indent=1))
+    (folder / "console.txt").write_text(
+        "\n".join(
+            [f"{t:7.2f} pageerror {s}" for t, s in log.page_errors]
+            + [f"{t:7.2f} console.error {s}" for t, s in log.console_errors]
+            + [f"{t:7.2f} ignored {s}" for t, s in log.ignored_console]
+        )
+        + "\n"
+    )
+    for name, data in screenshots.items():
+        (folder / name).write_bytes(data)

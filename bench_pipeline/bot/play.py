@@ -1,0 +1,713 @@
+"""The bot's play: start the game, discover controls, play with the heuristic, top out.
+
+Every phase records what it saw as `Evidence` (per test) in addition to the raw event
+log; `verdicts.py` turns evidence into verdicts. A phase that cannot go on (the page is
+gone, time is up) stops; what was observed so far still counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bench_pipeline.bot import board as B
+from bench_pipeline.bot.session import Frame, GameSession
+
+LEFT_KEYS = ("ArrowLeft", "a", "j", "h")
+RIGHT_KEYS = ("ArrowRight", "d", "l")
+ROTATE_KEYS = ("ArrowUp", "x", "z", "w", "i", "k")
+DOWN_KEYS = ("ArrowDown", "s", "k", "j")
+HARD_DROP_KEYS = (" ", "ArrowUp", "w", "Enter", "i", "Shift")
+START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
+SPAWN_ROWS = 5  # a new piece appears with cells in the top rows
+AFTER_KEY_S = 0.07  # time for a game to react and render after a key
+
+
+@dataclass
+class Evidence:
+    """What each test's judgement rests on: (time, outcome, detail) per test id."""
+
+    items: dict[str, list[tuple[float, str, str]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+
+    def add(self, t: float, test: str, outcome: str, detail: str) -> None:
+        self.items[test].append((round(t, 2), outcome, detail))
+
+    def has(self, test: str, outcome: str) -> bool:
+        return any(o == outcome for _, o, _ in self.items.get(test, []))
+
+    def first(self, test: str, outcome: str) -> str | None:
+        return next((d for _, o, d in self.items.get(test, []) if o == outcome), None)
+
+
+class Bot:
+    def __init__(self, session: GameSession, endurance_s: float, deadline: float) -> None:
+        self.s = session
+        self.log = session.log
+        self.endurance_s = endurance_s
+        self.deadline = deadline  # monotonic time by which play must end
+        self.evidence = Evidence()
+        self.controls: dict[str, str | None] = dict.fromkeys(
+            ("left", "right", "down", "rotate", "hard_drop")
+        )
+        self.start_mechanism: str | None = None
+        self.started_at: float | None = None  # log time of the first piece
+        self.stack: np.ndarray | None = None
+        self.gravity_s_per_row: float | None = None
+        self.pieces = 0
+        self.locks = 0
+        self.lines_cleared = 0
+        self.game_overs = 0
+        self.last_frame: Frame | None = None
+        self.score_source: str | None = None
+        self.first_game_over_at: float | None = None
+
+    # ---- small helpers ---------------------------------------------------------------
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def read(self) -> Frame:
+        frame = self.s.read()
+        self.last_frame = frame
+        return frame
+
+    def empty(self) -> np.ndarray:
+        g = self.s.geometry
+        assert g is not None
+        return np.zeros((g.rows, g.cols), dtype=bool)
+
+    def active(self, frame: Frame) -> set[B.Cell]:
+        """The falling piece: the top-most group of cells not in the stack (ghosts are lower)."""
+        stack = self.stack if self.stack is not None else self.empty()
+        loose = frame.filled & ~stack
+        groups = [g for g in B.components(loose) if len(g) <= 4]
+        if not groups:
+            return set()
+        return min(groups, key=lambda g: (min(r for r, _ in g), -len(g)))
+
+    def wait_piece(self, timeout: float, need: int = 4) -> set[B.Cell]:
+        end = time.monotonic() + timeout
+        cells: set[B.Cell] = set()
+        while time.monotonic() < end and self.time_left() > 0:
+            frame = self.read()
+            cells = self.active(frame)
+            if len(cells) >= need:
+                return cells
+            self.s.wait(0.05)
+        return cells
+
+    def press_and_read(self, key: str, purpose: str, wait: float = AFTER_KEY_S) -> Frame:
+        self.s.press(key, purpose)
+        self.s.wait(wait)
+        return self.read()
+
+    # ---- phase 1: start --------------------------------------------------------------
+    def _something_started(self, before: np.ndarray | None, window: float) -> bool:
+        """True when the field changes within `window` s (a piece appeared or moved)."""
+        end = time.monotonic() + window
+        while time.monotonic() < end:
+            if self.s.geometry is None and self.s.locate() is None:
+                self.s.wait(0.15)
+                continue
+            frame = self.read()
+            if frame.filled.any() and (before is None or not np.array_equal(before, frame.filled)):
+                return True
+            before = frame.filled if before is None else before
+            self.s.wait(0.1)
+        return False
+
+    def start(self) -> bool:
+        s = self.s
+        s.locate()
+        before = None
+        if s.geometry is not None:
+            samples = [s.sample()]
+            s.wait(0.15)
+            samples.append(s.sample())
+            s.learn_background(samples)
+            before = self.read().filled
+        if self._something_started(before, 1.6):
+            self.start_mechanism = "auto"
+        else:
+            for button in s.evaluate("window.__bench.startButtons()", []) or []:
+                self.log.note(f"trying start button {button['text']!r}")
+                try:
+                    s.page.click(button["selector"], timeout=2000)
+                except Exception as error:
+                    self.log.note(f"click failed: {str(error).splitlines()[0]}")
+                    continue
+                self._unfocus()
+                if self._something_started(before, 1.5):
+                    self.start_mechanism = f"click:{button['text']}"
+                    break
+            else:
+                for key in START_KEYS:
+                    self._unfocus()
+                    s.press(key, "start")
+                    if self._something_started(before, 1.2):
+                        self.start_mechanism = f"key:{'Space' if key == ' ' else key}"
+                        break
+                else:
+                    if s.geometry is not None:
+                        g = s.geometry
+                        with contextlib.suppress(Exception):
+                            s.page.mouse.click(g.x + g.width / 2, g.y + g.height / 2)
+                        if self._something_started(before, 1.2):
+                            self.start_mechanism = "click:playfield"
+        if self.start_mechanism is None:
+            return False
+        self.log.note(f"started: {self.start_mechanism}")
+        self._relearn_after_start()
+        cells = self.wait_piece(3.0, need=3)
+        if len(cells) >= 3:
+            self.started_at = self.log.now()
+            self.evidence.add(self.started_at, "starts", "pass", f"first piece {sorted(cells)}")
+            distances = s.distances(s.sample())
+            s.tune_threshold(np.array([distances[r, c] for r, c in cells]))
+            return True
+        self.evidence.add(
+            self.log.now(), "starts", "fail", "the field changed but no piece appeared"
+        )
+        return False
+
+    def _unfocus(self) -> None:
+        # After a click the button keeps focus, and Space would press it again.
+        self.s.evaluate(
+            "(document.activeElement && document.activeElement.blur && document.activeElement.blur(), true)"
+        )
+
+    def _relearn_after_start(self) -> None:
+        """Learn the background again: an overlay ("press Enter") may have covered it."""
+        s = self.s
+        s.locate()
+        samples = []
+        for _ in range(3):
+            samples.append(s.sample())
+            s.wait(0.08)
+        s.learn_background(samples)
+        self.stack = self.empty()
+
+    # ---- phase 2: controls -----------------------------------------------------------
+    def fresh_piece(self, timeout: float = 4.0) -> set[B.Cell]:
+        """A piece with four visible cells in the upper part of the field."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.time_left() > 0:
+            cells = self.wait_piece(min(1.5, max(0.1, end - time.monotonic())))
+            if len(cells) == 4 and max(r for r, _ in cells) < (self.empty().shape[0] * 0.6):
+                return cells
+            if len(cells) == 4 and self.controls["hard_drop"]:
+                self.drop_piece(cells)
+            elif len(cells) == 4 and self.controls["down"]:
+                for _ in range(6):
+                    self.s.press(self.controls["down"], "bring the next piece")
+        return set()
+
+    def observe_gravity(self) -> None:
+        cells = self.fresh_piece()
+        if not cells:
+            return
+        top = min(r for r, _ in cells)
+        t_start = time.monotonic()
+        moved_at = None
+        while time.monotonic() - t_start < 2.5:
+            now_cells = self.active(self.read())
+            if len(now_cells) == 4 and min(r for r, _ in now_cells) > top:
+                moved_at = time.monotonic() - t_start
+                rows = min(r for r, _ in now_cells) - top
+                self.gravity_s_per_row = moved_at / rows
+                self.evidence.add(
+                    self.log.now(),
+                    "gravity",
+                    "pass",
+                    f"fell {rows} row(s) in {moved_at:.2f}s without input",
+                )
+                return
+            self.s.wait(0.08)
+        self.evidence.add(
+            self.log.now(), "gravity", "fail", "the piece stayed in place for 2.5 s without input"
+        )
+
+    def _shift(self, before: set[B.Cell], after: set[B.Cell]) -> tuple[int, int] | None:
+        """(drow, dcol) when `after` is `before` translated (same shape), else None."""
+        if len(before) != 4 or len(after) != 4 or B.normalize(before) != B.normalize(after):
+            return None
+        return (
+            min(r for r, _ in after) - min(r for r, _ in before),
+            min(c for _, c in after) - min(c for _, c in before),
+        )
+
+    def discover_horizontal(self, name: str, keys: tuple[str, ...], sign: int) -> None:
+        for key in keys:
+            cells = self.fresh_piece()
+            if not cells:
+                return
+            after = self.active(self.press_and_read(key, f"try {name}", 0.1))
+            shift = self._shift(cells, after)
+            if shift and shift[1] * sign >= 1:
+                self.controls[name] = key
+                self.evidence.add(
+                    self.log.now(),
+                    f"move_{name}",
+                    "pass",
+                    f"{key!r} moved the piece {shift[1]:+d} column(s)",
+                )
+                return
+        self.evidence.add(
+            self.log.now(), f"move_{name}", "fail", f"none of {list(keys)} moved the piece {name}"
+        )
+
+    def discover_rotate(self) -> None:
+        tried = 0
+        for key in ROTATE_KEYS:
+            if key in (self.controls["left"], self.controls["right"]):
+                continue
+            for _ in range(3):  # an O piece cannot show a rotation: wait for another
+                cells = self.fresh_piece()
+                if not cells:
+                    return
+                if B.identify(cells) != "O":
+                    break
+                self.drop_or_wait(cells)
+            else:
+                return
+            before_shape = B.normalize(cells)
+            frame = self.press_and_read(key, "try rotate", 0.1)
+            after = self.active(frame)
+            tried += 1
+            if (
+                len(after) == 4
+                and B.normalize(after) != before_shape
+                and B.identify(after) == B.identify(cells)
+            ):
+                self.controls["rotate"] = key
+                self.evidence.add(
+                    self.log.now(), "rotate", "pass", f"{key!r} turned a {B.identify(cells)} piece"
+                )
+                return
+            if len(after) == 4 and self._shift(cells, after) and self._shift(cells, after)[0] >= 3:
+                self.log.note(f"{key!r} dropped the piece instead of rotating it")
+        if tried:
+            self.evidence.add(
+                self.log.now(), "rotate", "fail", "no key changed a piece's orientation"
+            )
+
+    def discover_soft_drop(self) -> None:
+        for key in DOWN_KEYS:
+            if key in self.controls.values():
+                continue
+            cells = self.fresh_piece()
+            if not cells:
+                return
+            top = min(r for r, _ in cells)
+            t0 = time.monotonic()
+            for _ in range(3):
+                self.s.press(key, "try soft drop")
+                self.s.wait(0.04)
+            self.s.wait(0.06)
+            elapsed = time.monotonic() - t0
+            after = self.active(self.read())
+            shift = self._shift(cells, after)
+            if shift and shift[0] >= 1:
+                by_gravity = elapsed / self.gravity_s_per_row if self.gravity_s_per_row else 0.0
+                if shift[0] >= by_gravity + 1:
+                    self.controls["down"] = key
+                    self.evidence.add(
+                        self.log.now(),
+                        "soft_drop",
+                        "pass",
+                        f"{key!r}: {shift[0]} rows in {elapsed:.2f}s (gravity: {by_gravity:.1f})",
+                    )
+                    return
+            elif after and min(r for r, _ in after) < top:
+                continue  # a new piece: this key dropped it all the way (a hard drop)
+        self.evidence.add(
+            self.log.now(), "soft_drop", "fail", "no key moved the piece down faster than gravity"
+        )
+
+    def discover_hard_drop(self) -> None:
+        for key in HARD_DROP_KEYS:
+            if key in (
+                self.controls["left"],
+                self.controls["right"],
+                self.controls["rotate"],
+                self.controls["down"],
+            ):
+                continue
+            cells = self.fresh_piece()
+            if not cells:
+                return
+            if self.try_hard_drop(key, cells):
+                self.controls["hard_drop"] = key
+                return
+        self.evidence.add(
+            self.log.now(), "hard_drop", "fail", "no key dropped a piece to its landing row at once"
+        )
+
+    def try_hard_drop(self, key: str, cells: set[B.Cell]) -> bool:
+        assert self.stack is not None
+        landing = B.drop(self.stack, cells)
+        if landing == cells:
+            return False
+        rows = min(r for r, _ in landing) - min(r for r, _ in cells)
+        self.s.press(key, "try hard drop")
+        self.s.wait(0.12)
+        frame = self.read()
+        on_landing = all(frame.filled[r, c] for r, c in landing if r >= 0)
+        left_top = not any(frame.filled[r, c] for r, c in cells - landing)
+        cleared, n = B.clear_full_rows(self.stack | B.mask_of(landing, self.stack.shape))
+        if (on_landing and left_top) or (n and self._matches(frame, cleared)):
+            self.evidence.add(
+                self.log.now(),
+                "hard_drop",
+                "pass",
+                f"{key!r} dropped the piece {rows} rows at once",
+            )
+            self.after_landing(landing)
+            return True
+        return False
+
+    # ---- phase 3: play ---------------------------------------------------------------
+    def _matches(self, frame: Frame, expected: np.ndarray) -> bool:
+        """The frame is `expected` plus at most one new piece near the top."""
+        missing = expected & ~frame.filled
+        extra = frame.filled & ~expected
+        rows = np.nonzero(extra)[0]
+        return (
+            not missing.any()
+            and extra.sum() <= 4
+            and (rows.size == 0 or rows.max() < SPAWN_ROWS + 2)
+        )
+
+    def after_landing(self, landed: set[B.Cell], wait: float = 2.0) -> None:
+        """After a piece was dropped: follow lock, line clears and the next spawn."""
+        assert self.stack is not None
+        shape = self.stack.shape
+        merged = self.stack | B.mask_of(landed, shape)
+        cleared, n = B.clear_full_rows(merged)
+        end = time.monotonic() + wait
+        saw_spawn = False
+        frame = self.last_frame
+        while time.monotonic() < end and self.time_left() > 0:
+            frame = self.read()
+            expected = cleared if n else merged
+            if self._matches(frame, expected):
+                new = frame.filled & ~expected
+                if new.any():
+                    saw_spawn = True
+                    rows = np.nonzero(new)[0]
+                    self.evidence.add(
+                        self.log.now(),
+                        "spawn",
+                        "pass",
+                        f"new piece in rows {rows.min()}-{rows.max()}",
+                    )
+                    break
+            self.s.wait(0.05)
+        self.pieces += 1
+        self.locks += 1
+        if frame is None:
+            return
+        if n:
+            if self._matches(frame, cleared):
+                self.lines_cleared += n
+                self.evidence.add(
+                    self.log.now(),
+                    "line_clear",
+                    "pass",
+                    f"{n} full row(s) vanished and the rows above moved down",
+                )
+            elif self._matches(frame, merged):
+                self.evidence.add(
+                    self.log.now(),
+                    "line_clear",
+                    "fail",
+                    f"{n} full row(s) still there {wait:.1f}s after the piece landed",
+                )
+        if saw_spawn:
+            self.stack = cleared if n and self._matches(frame, cleared) else merged
+            # Lock: the landed cells are still there a moment after the next piece appeared.
+            self.s.wait(0.25)
+            later = self.read()
+            still = all(later.filled[r, c] for r, c in landed if r >= 0) or bool(n)
+            self.evidence.add(
+                self.log.now(),
+                "lock",
+                "pass" if still else "fail",
+                "landed piece stayed in place"
+                if still
+                else "landed piece moved or vanished after the next piece appeared",
+            )
+        else:
+            self._resync(frame)
+
+    def _resync(self, frame: Frame) -> None:
+        """Our model of the stack disagrees with the field: rebuild it from what is seen."""
+        filled = frame.filled.copy()
+        groups = B.components(filled)
+        top_piece = [g for g in groups if len(g) <= 4 and min(r for r, _ in g) < SPAWN_ROWS]
+        for group in top_piece[:1]:
+            for r, c in group:
+                filled[r, c] = False
+        self.stack = filled
+        self.log.note("resynchronised the stack with the field")
+
+    def drop_or_wait(self, cells: set[B.Cell]) -> None:
+        if self.controls["hard_drop"]:
+            self.drop_piece(cells)
+        else:
+            self.wait_piece_lands(cells)
+
+    def drop_piece(self, cells: set[B.Cell]) -> None:
+        assert self.stack is not None
+        landing = B.drop(self.stack, cells)
+        self.s.press(self.controls["hard_drop"] or " ", "hard drop")
+        self.s.wait(0.05)
+        self.after_landing(landing)
+
+    def wait_piece_lands(self, cells: set[B.Cell], limit: float = 8.0) -> None:
+        """No hard drop: soft-drop (or let gravity do it) until the piece lands."""
+        assert self.stack is not None
+        end = time.monotonic() + limit
+        current = cells
+        landing = B.drop(self.stack, cells)
+        while time.monotonic() < end and self.time_left() > 0:
+            if self.controls["down"]:
+                for _ in range(3):
+                    self.s.press(self.controls["down"], "soft drop")
+                    self.s.wait(0.03)
+            frame = self.read()
+            now = self.active(frame)
+            if now == landing or (
+                len(now) == 4 and min(r for r, _ in now) < min(r for r, _ in current) - 2
+            ):
+                break
+            if all(frame.filled[r, c] for r, c in landing) and not (set(now) - landing):
+                break
+            if len(now) == 4:
+                current = now
+                landing = B.drop(self.stack, now)
+            self.s.wait(0.05)
+        self.after_landing(landing, wait=max(2.0, 2.5 * (self.gravity_s_per_row or 0.5)))
+
+    def steer(self, cells: set[B.Cell], target: B.Placement) -> set[B.Cell]:
+        if self.controls["rotate"] and B.normalize(cells) != target.shape:
+            for _ in range(3):
+                now = self.active(self.press_and_read(self.controls["rotate"], "rotate"))
+                if len(now) == 4:
+                    cells = now
+                if B.normalize(cells) == target.shape:
+                    break
+        for _ in range(3):
+            dx = target.left - min(c for _, c in cells)
+            key = self.controls["right"] if dx > 0 else self.controls["left"]
+            if dx == 0 or key is None:
+                break
+            for _ in range(abs(dx)):
+                self.s.press(key, "move")
+                self.s.wait(0.02)
+            self.s.wait(0.05)
+            now = self.active(self.read())
+            if len(now) == 4:
+                cells = now
+        return cells
+
+    def play_piece(self, topping_out: bool = False) -> bool:
+        cells = self.wait_piece(2.5)
+        if len(cells) != 4:
+            return False
+        assert self.stack is not None
+        if not topping_out:
+            target = B.best_placement(
+                self.stack, cells, can_rotate=self.controls["rotate"] is not None
+            )
+            if target is not None:
+                cells = self.steer(cells, target)
+        self.drop_or_wait(cells)
+        return True
+
+    def check_walls(self) -> None:
+        if not (self.controls["left"] and self.controls["right"]):
+            return
+        for name, key, wall in (
+            ("left", self.controls["left"], 0),
+            ("right", self.controls["right"], None),
+        ):
+            cells = self.fresh_piece()
+            if not cells:
+                return
+            cols = self.empty().shape[1]
+            wall_col = 0 if wall == 0 else cols - 1
+            for _ in range(cols + 2):
+                self.s.press(key, f"push {name} wall")
+                self.s.wait(0.03)
+            self.s.wait(0.08)
+            after = self.active(self.read())
+            if len(after) == 4 and B.normalize(after) == B.normalize(cells):
+                edge = min(c for _, c in after) if wall == 0 else max(c for _, c in after)
+                if edge == wall_col:
+                    self.evidence.add(
+                        self.log.now(), "walls", "pass", f"stopped at the {name} wall"
+                    )
+                else:
+                    self.log.note(f"walls: piece stopped at column {edge} pushing {name}")
+            elif len(after) < 4:
+                self.evidence.add(
+                    self.log.now(),
+                    "walls",
+                    "fail",
+                    f"pushing {name}, the piece left the field ({len(after)} of 4 cells visible)",
+                )
+            else:
+                self.evidence.add(
+                    self.log.now(),
+                    "walls",
+                    "fail",
+                    f"pushing {name}, the piece changed shape at the wall (wrapped?)",
+                )
+            self.drop_or_wait(after if len(after) == 4 else cells)
+
+    def stack_height(self) -> int:
+        if self.stack is None or not self.stack.any():
+            return 0
+        return self.stack.shape[0] - int(np.nonzero(self.stack.any(axis=1))[0].min())
+
+    # ---- phase 4: endurance window and top-out ---------------------------------------
+    def game_over_signal(self) -> str | None:
+        """A visible game-over message or a game-over dialog, if any."""
+        text = self.s.evaluate("window.__bench ? window.__bench.gameOverText() : null")
+        if text:
+            return str(text)
+        for _t, _kind, message in self.log.dialogs:
+            if re.search(r"game\s*over|you\s+los|game\s+ended", message, re.IGNORECASE):
+                return f"dialog:{message[:60]}"
+        return None
+
+    def field_static(self, seconds: float) -> bool:
+        """True when nothing changes on the field for `seconds` (no piece spawns or falls)."""
+        first = self.read().filled
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.s.wait(0.15)
+            if not np.array_equal(self.read().filled, first):
+                return False
+        return True
+
+    def restart(self) -> bool:
+        """Start again after a game over, with the mechanism that started the game."""
+        mechanism = self.start_mechanism or "auto"
+        self.log.note(f"restarting with {mechanism}")
+        for button in self.s.evaluate("window.__bench.startButtons()", []) or []:
+            try:
+                self.s.page.click(button["selector"], timeout=1500)
+                self._unfocus()
+                break
+            except Exception:
+                continue
+        else:
+            key = mechanism.removeprefix("key:") if mechanism.startswith("key:") else "Enter"
+            self.s.press(" " if key == "Space" else key, "restart")
+        self.s.wait(0.5)
+        self.stack = self.empty()
+        cells = self.wait_piece(2.0, need=3)
+        if cells:
+            self._resync(self.read())
+        return bool(cells)
+
+    def play_window(self) -> None:
+        """Play with the heuristic until the endurance window closes."""
+        assert self.started_at is not None
+        window_end = self.log.t0 + self.started_at + self.endurance_s
+        last_numbers = 0.0
+        misses = 0
+        while time.monotonic() < window_end and self.time_left() > 0:
+            if time.monotonic() - last_numbers > 1.0:
+                self.s.poll_numbers()
+                last_numbers = time.monotonic()
+            if self.play_piece():
+                misses = 0
+                continue
+            misses += 1
+            signal = self.game_over_signal()
+            if signal or misses >= 2:
+                if self.first_game_over_at is None:
+                    self.first_game_over_at = self.log.now()
+                self.log.note(f"play stopped before the window closed ({signal or 'no new piece'})")
+                if signal and self.stack_height() >= self.empty().shape[0] - 4:
+                    self.evidence.add(
+                        self.log.now(),
+                        "game_over",
+                        "pass",
+                        f"stack reached the top and the game showed {signal}",
+                    )
+                if not self.restart():
+                    return
+                self.first_game_over_at = (
+                    None if self.log.now() < window_end - self.log.t0 else self.first_game_over_at
+                )
+                misses = 0
+
+    def top_out(self, limit: float = 14.0) -> None:
+        """Drop pieces without steering until the stack reaches the top, then watch the end."""
+        rows = self.empty().shape[0]
+        end = time.monotonic() + min(limit, self.time_left())
+        peak = 0
+        while time.monotonic() < end:
+            signal = self.game_over_signal()
+            height = self.stack_height()
+            peak = max(peak, height)
+            if signal and peak >= rows - 6:
+                self.evidence.add(
+                    self.log.now(), "game_over", "pass", f"stack {peak}/{rows} high, then {signal}"
+                )
+                self._mark_over()
+                return
+            if not self.play_piece(topping_out=True):
+                high = peak >= rows - 6 or self._top_rows_filled()
+                if high and self.field_static(2.0):
+                    signal = self.game_over_signal()
+                    detail = f" and the game showed {signal}" if signal else ""
+                    self.evidence.add(
+                        self.log.now(),
+                        "game_over",
+                        "pass",
+                        f"stack reached the top, pieces stopped spawning{detail}",
+                    )
+                    self._mark_over()
+                    return
+                continue
+            if peak >= rows - 3 and self.stack_height() <= 3 and self.lines_cleared == 0:
+                self.evidence.add(
+                    self.log.now(),
+                    "game_over",
+                    "fail",
+                    "the field was emptied at the top and play went on with no game-over state",
+                )
+                return
+            if peak >= rows and self.pieces_after_top() >= 3:
+                self.evidence.add(
+                    self.log.now(),
+                    "game_over",
+                    "fail",
+                    "pieces kept spawning after the stack reached the top",
+                )
+                return
+        self.log.note(f"top-out ended with the stack {peak}/{rows} high")
+
+    def _mark_over(self) -> None:
+        self.game_overs += 1
+        if self.first_game_over_at is None:
+            self.first_game_over_at = self.log.now()
+
+    def _top_rows_filled(self) -> bool:
+        frame = self.last_frame
+        return frame is not None and bool(frame.filled[:2].any())
+
+    def pieces_after_top(self) -> int:
+        self._after_top = getattr(self, "_after_top", 0) + 1
+        return self._after_top

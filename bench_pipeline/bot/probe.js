@@ -1,0 +1,321 @@
+// Injected before any page script (Playwright add_init_script). It records what a
+// canvas game draws (rectangles and text, in canvas pixels) and offers read-only
+// queries the bot calls: candidate playfields, numbers on the page, game-over text.
+// Everything is wrapped in try/catch: the probe must never raise into the game.
+(() => {
+  if (window.__bench) return;
+  const B = { canvases: [], rects: [], texts: [], drawCount: 0 };
+  Object.defineProperty(window, "__bench", { value: B, enumerable: false });
+
+  const MAX_RECTS = 8000;
+  const MAX_TEXTS = 600;
+  const push = (arr, item, max) => {
+    arr.push(item);
+    if (arr.length > max) arr.splice(0, arr.length - Math.floor(max / 2));
+  };
+  const canvasIndex = (canvas) => {
+    let i = B.canvases.indexOf(canvas);
+    if (i < 0) {
+      B.canvases.push(canvas);
+      i = B.canvases.length - 1;
+    }
+    return i;
+  };
+  const transformed = (ctx, x, y, w, h) => {
+    let m = { a: 1, b: 0, c: 0, d: 1, e: 0, f: 0 };
+    try {
+      m = ctx.getTransform();
+    } catch (e) {}
+    const x1 = m.a * x + m.c * y + m.e;
+    const y1 = m.b * x + m.d * y + m.f;
+    const x2 = m.a * (x + w) + m.c * (y + h) + m.e;
+    const y2 = m.b * (x + w) + m.d * (y + h) + m.f;
+    return [Math.min(x1, x2), Math.min(y1, y2), Math.abs(x2 - x1), Math.abs(y2 - y1)];
+  };
+  const record = (ctx, kind, x, y, w, h) => {
+    if (!ctx || !ctx.canvas || !Number.isFinite(x + y + w + h)) return;
+    const [X, Y, W, H] = transformed(ctx, x, y, w, h);
+    B.drawCount++;
+    push(B.rects, [canvasIndex(ctx.canvas), kind, X, Y, W, H, performance.now()], MAX_RECTS);
+  };
+  const recordText = (ctx, text, x, y) => {
+    if (!ctx || !ctx.canvas) return;
+    const [X, Y] = transformed(ctx, x, y, 0, 0);
+    push(B.texts, [canvasIndex(ctx.canvas), String(text), X, Y, performance.now()], MAX_TEXTS);
+  };
+
+  const P = window.CanvasRenderingContext2D && CanvasRenderingContext2D.prototype;
+  if (P) {
+    const wrap = (name, spy) => {
+      const original = P[name];
+      if (typeof original !== "function") return;
+      P[name] = function (...args) {
+        try {
+          spy(this, args);
+        } catch (e) {}
+        return original.apply(this, args);
+      };
+    };
+    wrap("fillRect", (c, a) => record(c, "fill", a[0], a[1], a[2], a[3]));
+    wrap("strokeRect", (c, a) => record(c, "stroke", a[0], a[1], a[2], a[3]));
+    wrap("clearRect", (c, a) => record(c, "clear", a[0], a[1], a[2], a[3]));
+    wrap("rect", (c, a) => record(c, "path", a[0], a[1], a[2], a[3]));
+    wrap("roundRect", (c, a) => record(c, "path", a[0], a[1], a[2], a[3]));
+    wrap("drawImage", (c, a) => {
+      const img = a[0] || {};
+      if (a.length >= 9) record(c, "image", a[5], a[6], a[7], a[8]);
+      else if (a.length >= 5) record(c, "image", a[1], a[2], a[3], a[4]);
+      else record(c, "image", a[1], a[2], img.width || 0, img.height || 0);
+    });
+    wrap("fillText", (c, a) => recordText(c, a[0], a[1], a[2]));
+    wrap("strokeText", (c, a) => recordText(c, a[0], a[1], a[2]));
+  }
+
+  const visible = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2) return false;
+    const s = getComputedStyle(el);
+    return s.visibility !== "hidden" && s.display !== "none" && Number(s.opacity) > 0.05;
+  };
+  const rectOf = (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height };
+  };
+  const pathOf = (el) => {
+    const parts = [];
+    for (let e = el; e && e.nodeType === 1 && parts.length < 12; e = e.parentElement) {
+      if (e.id) {
+        parts.unshift(`#${CSS.escape(e.id)}`);
+        break;
+      }
+      const parent = e.parentElement;
+      const index = parent ? Array.prototype.indexOf.call(parent.children, e) + 1 : 1;
+      parts.unshift(`${e.tagName.toLowerCase()}:nth-child(${index})`);
+    }
+    return parts.join(" > ");
+  };
+
+  // Groups of equal-sized small boxes laid on a lattice: the cells of a DOM or SVG board.
+  const lattices = (elements, kind) => {
+    const groups = new Map();
+    for (const el of elements) {
+      const r = el.getBoundingClientRect();
+      if (r.width < 4 || r.height < 4 || r.width > 120 || r.height > 120) continue;
+      if (Math.abs(r.width - r.height) > Math.max(2, 0.3 * r.width)) continue;
+      const s = getComputedStyle(el);
+      if (s.display === "none" || s.visibility === "hidden") continue;
+      const key = `${Math.round(r.width)}x${Math.round(r.height)}`;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push({ x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height, el });
+    }
+    const found = [];
+    for (const [key, boxes] of groups) {
+      if (boxes.length < 12) continue;
+      // Split into spatial blocks: boxes whose neighbours are at most ~1.6 cells away.
+      const pitch = Math.max(...boxes.slice(0, 1).map((b) => b.w));
+      const blocks = [];
+      const seen = new Set();
+      for (let i = 0; i < boxes.length; i++) {
+        if (seen.has(i)) continue;
+        const block = [];
+        const stack = [i];
+        seen.add(i);
+        while (stack.length) {
+          const j = stack.pop();
+          block.push(boxes[j]);
+          for (let k = 0; k < boxes.length; k++) {
+            if (seen.has(k)) continue;
+            if (
+              Math.abs(boxes[k].x - boxes[j].x) <= pitch * 1.6 + 2 &&
+              Math.abs(boxes[k].y - boxes[j].y) <= pitch * 1.6 + 2
+            ) {
+              seen.add(k);
+              stack.push(k);
+            }
+          }
+        }
+        blocks.push(block);
+      }
+      for (const block of blocks) {
+        const xs = [...new Set(block.map((b) => Math.round(b.x)))].sort((a, b) => a - b);
+        const ys = [...new Set(block.map((b) => Math.round(b.y)))].sort((a, b) => a - b);
+        const dedupe = (vals) => vals.filter((v, i) => i === 0 || v - vals[i - 1] > 2);
+        const cx = dedupe(xs);
+        const cy = dedupe(ys);
+        if (cx.length < 3 || cy.length < 3) continue;
+        const x0 = Math.min(...block.map((b) => b.x));
+        const y0 = Math.min(...block.map((b) => b.y));
+        const x1 = Math.max(...block.map((b) => b.x + b.w));
+        const y1 = Math.max(...block.map((b) => b.y + b.h));
+        const parent = block[0].el.parentElement;
+        found.push({
+          kind,
+          locator: `${kind}-lattice ${key} under ${parent ? pathOf(parent) : "?"}`,
+          rect: { x: x0, y: y0, w: x1 - x0, h: y1 - y0 },
+          cols: cx.length,
+          rows: cy.length,
+          cells: block.length,
+        });
+      }
+    }
+    return found;
+  };
+
+  B.candidates = () => {
+    const out = [];
+    try {
+      document.querySelectorAll("canvas").forEach((c, i) => {
+        if (!visible(c)) return;
+        const r = c.getBoundingClientRect();
+        // The drawing surface is the content box: skip CSS borders and padding.
+        const s = getComputedStyle(c);
+        const bl = parseFloat(s.borderLeftWidth) + parseFloat(s.paddingLeft) || 0;
+        const bt = parseFloat(s.borderTopWidth) + parseFloat(s.paddingTop) || 0;
+        const br = parseFloat(s.borderRightWidth) + parseFloat(s.paddingRight) || 0;
+        const bb = parseFloat(s.borderBottomWidth) + parseFloat(s.paddingBottom) || 0;
+        out.push({
+          kind: "canvas",
+          index: canvasIndex(c),
+          locator: `canvas ${pathOf(c)}`,
+          rect: { x: r.left + scrollX + bl, y: r.top + scrollY + bt, w: r.width - bl - br, h: r.height - bt - bb },
+          backing: { w: c.width, h: c.height },
+        });
+      });
+      const svgRects = [...document.querySelectorAll("svg rect, svg use, svg path, svg polygon")];
+      out.push(...lattices(svgRects, "svg"));
+      const small = [];
+      for (const el of document.body ? document.body.querySelectorAll("*") : []) {
+        if (el.closest("svg") || el.tagName === "CANVAS") continue;
+        small.push(el);
+        if (small.length > 20000) break;
+      }
+      out.push(...lattices(small, "dom"));
+      // Boards that draw only filled cells: a box with the 1:2 shape of a 10x20 field.
+      for (const el of small) {
+        const r = el.getBoundingClientRect();
+        if (r.height < 160 || r.width < 80) continue;
+        const ratio = r.width / r.height;
+        if (ratio < 0.42 || ratio > 0.58) continue;
+        if (!visible(el)) continue;
+        out.push({ kind: "dom-box", locator: `box ${pathOf(el)}`, rect: rectOf(el), children: el.children.length });
+      }
+      document.querySelectorAll("svg").forEach((svg) => {
+        if (!visible(svg)) return;
+        out.push({ kind: "svg-box", locator: `svg ${pathOf(svg)}`, rect: rectOf(svg) });
+        svg.querySelectorAll("rect").forEach((rect) => {
+          const r = rect.getBoundingClientRect();
+          if (r.height < 160 || r.width < 80) return;
+          const ratio = r.width / r.height;
+          if (ratio < 0.42 || ratio > 0.58) return;
+          out.push({ kind: "svg-box", locator: `svg rect ${pathOf(rect)}`, rect: rectOf(rect) });
+        });
+      });
+    } catch (e) {
+      out.push({ kind: "error", message: String(e) });
+    }
+    return out;
+  };
+
+  B.canvasDraws = (index, sinceMs) => {
+    const since = performance.now() - (sinceMs || 1e9);
+    return B.rects.filter((r) => r[0] === index && r[6] >= since).map((r) => r.slice(1, 6));
+  };
+
+  const NUMBER = /^[^\d-]{0,24}?(-?\d[\d,. ]{0,11})\s*(pts|points)?$/i;
+  const parseNumber = (text) => {
+    const m = NUMBER.exec(text.trim());
+    if (!m) return null;
+    const digits = m[1].replace(/[,. ]/g, "");
+    if (!/^-?\d{1,10}$/.test(digits)) return null;
+    return Number(digits);
+  };
+  const labelOf = (el, text) => {
+    const own = text.replace(/-?\d[\d,. ]*/g, "").trim();
+    if (/[a-z]/i.test(own)) return own.slice(0, 30);
+    for (let e = el, depth = 0; e && depth < 3; e = e.parentElement, depth++) {
+      let prev = e.previousElementSibling;
+      for (let n = 0; prev && n < 2; prev = prev.previousElementSibling, n++) {
+        const t = (prev.innerText || prev.textContent || "").trim();
+        if (/[a-z]/i.test(t) && t.length < 30) return t;
+      }
+      const parent = e.parentElement;
+      if (parent) {
+        const t = (parent.innerText || parent.textContent || "").replace(/-?\d[\d,. ]*/g, "").trim();
+        if (/[a-z]/i.test(t) && t.length < 30) return t;
+      }
+    }
+    return "";
+  };
+
+  B.numbers = () => {
+    const out = [];
+    try {
+      const walker = document.createTreeWalker(document.body || document, NodeFilter.SHOW_TEXT);
+      const seen = new Set();
+      for (let node = walker.nextNode(); node && out.length < 200; node = walker.nextNode()) {
+        const el = node.parentElement;
+        if (!el || seen.has(el) || !/\d/.test(node.textContent)) continue;
+        seen.add(el);
+        if (["SCRIPT", "STYLE", "NOSCRIPT"].includes(el.tagName)) continue;
+        const text = (el.textContent || "").trim();
+        if (text.length > 40) continue;
+        const value = parseNumber(text);
+        if (value === null || !visible(el)) continue;
+        const r = el.getBoundingClientRect();
+        out.push({ source: `${el.closest("svg") ? "svg" : "dom"}:${pathOf(el)}`, value, label: labelOf(el, text), x: r.left, y: r.top });
+      }
+      // Canvas text, latest value per canvas position.
+      const latest = new Map();
+      for (const [index, text, x, y] of B.texts) latest.set(`canvas${index}@${Math.round(x)},${Math.round(y)}`, { index, text, x, y });
+      for (const [key, t] of latest) {
+        const value = parseNumber(t.text);
+        if (value === null) continue;
+        let label = t.text.replace(/-?\d[\d,. ]*/g, "").trim();
+        if (!/[a-z]/i.test(label)) {
+          // The nearest label drawn above or to the left on the same canvas.
+          let best = null;
+          for (const [k2, u] of latest) {
+            if (u.index !== t.index || k2 === key || !/[a-z]/i.test(u.text) || /\d/.test(u.text)) continue;
+            const d = Math.hypot(u.x - t.x, (u.y - t.y) * 1.5);
+            if ((u.y <= t.y + 2 || u.x < t.x) && d < 160 && (!best || d < best.d)) best = { d, text: u.text };
+          }
+          label = best ? best.text : "";
+        }
+        out.push({ source: `canvas-text:${key}`, value, label: label.slice(0, 30), x: t.x, y: t.y });
+      }
+    } catch (e) {}
+    return out;
+  };
+
+  const GAME_OVER = /game\s*over|gameover|you\s+lose|you\s+lost|game\s+ended|try\s+again|play\s+again/i;
+  B.gameOverText = () => {
+    try {
+      const body = document.body ? document.body.innerText || "" : "";
+      const m = GAME_OVER.exec(body);
+      if (m) return `text:${m[0]}`;
+      const recent = performance.now() - 3000;
+      for (const [, text, , , t] of B.texts) if (t >= recent && GAME_OVER.test(text)) return `canvas-text:${text}`;
+    } catch (e) {}
+    return null;
+  };
+
+  // Buttons and clickable things that look like a way to start a game.
+  const START = /^(start|play|new\s*game|begin|go|start\s*game|play\s*now|restart|play\s*again|new)\b/i;
+  B.startButtons = () => {
+    const out = [];
+    try {
+      const els = document.querySelectorAll("button, a, [role=button], input[type=button], input[type=submit], div, span");
+      for (const el of els) {
+        if (!visible(el)) continue;
+        const text = (el.innerText || el.value || el.getAttribute("aria-label") || "").trim();
+        if (!text || text.length > 30 || !START.test(text)) continue;
+        const clickable = el.matches("button, a, [role=button], input") || getComputedStyle(el).cursor === "pointer" || el.onclick;
+        if (!clickable) continue;
+        out.push({ text, selector: pathOf(el) });
+      }
+    } catch (e) {}
+    return out;
+  };
+
+  B.pageText = () => (document.body ? (document.body.innerText || "").slice(0, 2000) : "");
+})();

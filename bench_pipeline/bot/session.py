@@ -1,0 +1,238 @@
+"""The bot's hands and eyes on one page: read the playfield, press keys, record everything.
+
+The playfield is read from a screenshot of the board: one sample (the mean colour of the
+middle of each cell, away from grid lines) per cell, compared with the cell's own
+background colour learnt before the first piece appeared. Screenshots work the same
+for canvas (2D or WebGL), DOM and SVG boards, and see what a player sees.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page
+
+from bench_pipeline.bot.geometry import BoardGeometry, choose_board
+
+SCREENSHOT_TIMEOUT_MS = 2500
+DEFAULT_THRESHOLD = 40.0
+
+
+@dataclass
+class Frame:
+    t: float  # seconds since the session started
+    filled: np.ndarray  # (rows, cols) bool
+
+    def key(self) -> bytes:
+        return np.packbits(self.filled).tobytes()
+
+
+@dataclass
+class EventLog:
+    """Everything observed, timestamped: the evidence every verdict is derived from."""
+
+    t0: float = field(default_factory=time.monotonic)
+    frames: list[Frame] = field(default_factory=list)  # only frames that differ
+    reads: list[float] = field(default_factory=list)  # every read's time (poll cadence)
+    actions: list[tuple[float, str, str]] = field(default_factory=list)  # (t, key, purpose)
+    notes: list[tuple[float, str]] = field(default_factory=list)
+    console_errors: list[tuple[float, str]] = field(default_factory=list)
+    page_errors: list[tuple[float, str]] = field(default_factory=list)
+    ignored_console: list[tuple[float, str]] = field(default_factory=list)
+    dialogs: list[tuple[float, str, str]] = field(default_factory=list)
+    numbers: list[tuple[float, str, str, int]] = field(default_factory=list)  # (t, src, label, v)
+    crashed_at: float | None = None
+    frozen_at: float | None = None
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def note(self, text: str) -> None:
+        self.notes.append((self.now(), text))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "frames": [
+                {
+                    "t": round(f.t, 3),
+                    "grid": ["".join("#" if v else "." for v in row) for row in f.filled],
+                }
+                for f in self.frames
+            ],
+            "actions": [{"t": round(t, 3), "key": k, "purpose": p} for t, k, p in self.actions],
+            "notes": [{"t": round(t, 3), "text": s} for t, s in self.notes],
+            "console_errors": [{"t": round(t, 3), "text": s} for t, s in self.console_errors],
+            "page_errors": [{"t": round(t, 3), "text": s} for t, s in self.page_errors],
+            "ignored_console": [{"t": round(t, 3), "text": s} for t, s in self.ignored_console],
+            "dialogs": [{"t": round(t, 3), "type": k, "message": m} for t, k, m in self.dialogs],
+            "numbers": [
+                {"t": round(t, 3), "source": s, "label": label, "value": v}
+                for t, s, label, v in self.numbers
+            ],
+            "reads": len(self.reads),
+            "crashed_at": self.crashed_at,
+            "frozen_at": self.frozen_at,
+        }
+
+
+class PageGone(Exception):
+    """The page crashed, froze or closed: no more interaction is possible."""
+
+
+class GameSession:
+    def __init__(self, page: Page, log: EventLog) -> None:
+        self.page = page
+        self.log = log
+        self.geometry: BoardGeometry | None = None
+        self.reference: np.ndarray | None = None  # (rows, cols, 3) background per cell
+        self.threshold = DEFAULT_THRESHOLD
+        self._last: Frame | None = None
+        self._slices: list[tuple[slice, slice]] = []
+
+    # ---- page state -------------------------------------------------------------------
+    @property
+    def gone(self) -> bool:
+        return self.log.crashed_at is not None or self.log.frozen_at is not None
+
+    def evaluate(self, script: str, default: Any = None) -> Any:
+        """Run a probe query; a page that no longer answers marks the session frozen."""
+        if self.gone:
+            raise PageGone("page is gone")
+        try:
+            # wait_for_function has a timeout where evaluate has none: a frozen page
+            # (an endless loop in its main thread) must not hang the bot.
+            handle = self.page.wait_for_function(
+                f"() => {{ try {{ return {{v: ({script})}}; }} catch (e) {{ return {{v: null}}; }} }}",
+                timeout=3000,
+            )
+            return handle.json_value()["v"]
+        except PlaywrightError as error:
+            self._gone(error)
+            return default
+
+    def _gone(self, error: Exception) -> None:
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        if "Timeout" in text or "timeout" in text:
+            if self.log.frozen_at is None:
+                self.log.frozen_at = self.log.now()
+                self.log.note(f"page stopped answering: {text}")
+        elif self.log.crashed_at is None:
+            self.log.crashed_at = self.log.now()
+            self.log.note(f"page closed or crashed: {text}")
+        raise PageGone(text) from error
+
+    def press(self, key: str, purpose: str = "") -> None:
+        if self.gone:
+            raise PageGone("page is gone")
+        self.log.actions.append((self.log.now(), key, purpose))
+        try:
+            self.page.keyboard.press(key)
+        except PlaywrightError as error:
+            self._gone(error)
+
+    def wait(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+    # ---- the playfield ---------------------------------------------------------------
+    def locate(self) -> BoardGeometry | None:
+        candidates = self.evaluate("window.__bench ? window.__bench.candidates() : []", []) or []
+        draws: dict[int, list[Any]] = {}
+        for cand in candidates:
+            if cand.get("kind") == "canvas":
+                index = int(cand["index"])
+                draws[index] = self.evaluate(f"window.__bench.canvasDraws({index}, 3000)", []) or []
+        geometry = choose_board(candidates, draws)
+        if geometry is not None and geometry != self.geometry:
+            self.geometry = geometry
+            self.reference = None
+            self._slices = []
+            self.log.note(
+                f"playfield: {geometry.renderer} {geometry.cols}x{geometry.rows} at "
+                f"{geometry.rect()} ({geometry.locator})"
+            )
+        return self.geometry
+
+    def _screenshot(self) -> np.ndarray:
+        g = self.geometry
+        assert g is not None
+        try:
+            png = self.page.screenshot(
+                clip={"x": g.x, "y": g.y, "width": max(1.0, g.width), "height": max(1.0, g.height)},
+                timeout=SCREENSHOT_TIMEOUT_MS,
+                animations="allow",
+                caret="initial",
+            )
+        except PlaywrightError as error:
+            self._gone(error)
+        return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.float32)
+
+    def screenshot_png(self) -> bytes | None:
+        try:
+            return self.page.screenshot(timeout=SCREENSHOT_TIMEOUT_MS)
+        except PlaywrightError:
+            return None
+
+    def sample(self) -> np.ndarray:
+        """Mean colour of the middle of every cell: (rows, cols, 3)."""
+        image = self._screenshot()
+        g = self.geometry
+        assert g is not None
+        height, width = image.shape[:2]
+        if not self._slices:
+            ch, cw = height / g.rows, width / g.cols
+            for r in range(g.rows):
+                for c in range(g.cols):
+                    y0, y1 = int(r * ch + ch * 0.3), int(r * ch + ch * 0.7) + 1
+                    x0, x1 = int(c * cw + cw * 0.3), int(c * cw + cw * 0.7) + 1
+                    self._slices.append((slice(y0, min(y1, height)), slice(x0, min(x1, width))))
+        colours = np.array([image[ys, xs].reshape(-1, 3).mean(axis=0) for ys, xs in self._slices])
+        return colours.reshape(g.rows, g.cols, 3)
+
+    def learn_background(self, samples: list[np.ndarray]) -> None:
+        """Per-cell background from samples taken while the field was (mostly) empty."""
+        stack = np.stack(samples)
+        median = np.median(stack, axis=0)
+        # Cells that differ from their row's typical colour were covered (a piece, an
+        # overlay): use the row's median colour for them instead.
+        row_typical = np.median(median, axis=1, keepdims=True)
+        far = np.linalg.norm(median - row_typical, axis=2) > DEFAULT_THRESHOLD
+        self.reference = np.where(
+            far[..., None], np.broadcast_to(row_typical, median.shape), median
+        )
+
+    def distances(self, colours: np.ndarray) -> np.ndarray:
+        assert self.reference is not None
+        return np.linalg.norm(colours - self.reference, axis=2)
+
+    def tune_threshold(self, piece_distances: np.ndarray) -> None:
+        """Half of how far a real piece is from the background: below that is a ghost."""
+        if piece_distances.size:
+            self.threshold = float(np.clip(0.5 * np.median(piece_distances), 18.0, 90.0))
+
+    def read(self) -> Frame:
+        colours = self.sample()
+        if self.reference is None:
+            self.learn_background([colours])
+        filled = self.distances(colours) > self.threshold
+        now = self.log.now()
+        self.log.reads.append(now)
+        frame = Frame(now, filled)
+        if self._last is None or not np.array_equal(self._last.filled, filled):
+            self.log.frames.append(frame)
+        self._last = frame
+        return frame
+
+    def poll_numbers(self) -> None:
+        numbers = self.evaluate("window.__bench ? window.__bench.numbers() : []", []) or []
+        now = self.log.now()
+        for item in numbers:
+            self.log.numbers.append(
+                (now, str(item["source"]), str(item.get("label", "")), int(item["value"]))
+            )

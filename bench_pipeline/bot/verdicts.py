@@ -1,0 +1,247 @@
+"""From what was observed to the sixteen verdicts.
+
+Each test has its own function reading the evidence and the event log; one failing
+derivation never stops the others (it becomes INCONCLUSIVE with the reason). A PASS is
+only ever given on positive evidence.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench_pipeline.bot.contract import TEST_IDS, TestResult, Verdict
+from bench_pipeline.bot.play import Bot
+from bench_pipeline.bot.session import EventLog
+
+SCORE_LABEL = re.compile(r"score|points|pts|punkte|puntos|得点|スコア|分数", re.IGNORECASE)
+NOT_SCORE = re.compile(
+    r"time|sec|level|lvl|line|row|high|best|hi\b|record|speed|fps|next", re.IGNORECASE
+)
+STILL_GAP_S = 5.0  # the field must change at least this often during the endurance window
+
+
+@dataclass
+class Observed:
+    bot: Bot | None
+    log: EventLog
+    loaded: bool
+    load_error: str | None
+    endurance_s: float
+
+
+def _from_evidence(o: Observed, test: str, missing: str) -> TestResult:
+    assert o.bot is not None
+    ev = o.bot.evidence
+    if ev.has(test, "fail"):
+        return TestResult(Verdict.FAIL, ev.first(test, "fail") or "")
+    if ev.has(test, "pass"):
+        return TestResult(Verdict.PASS, ev.first(test, "pass") or "")
+    return TestResult(Verdict.INCONCLUSIVE, missing)
+
+
+def _grid(o: Observed) -> TestResult | None:
+    """INCONCLUSIVE for grid-dependent tests when no playfield could be read."""
+    if o.bot is None or o.bot.s.geometry is None:
+        return TestResult(
+            Verdict.INCONCLUSIVE, "no playfield was located, so it could not be observed"
+        )
+    return None
+
+
+def loads(o: Observed) -> TestResult:
+    if not o.loaded:
+        return TestResult(Verdict.FAIL, f"the page did not load: {o.load_error}")
+    g = o.bot.s.geometry if o.bot else None
+    if g is None:
+        return TestResult(
+            Verdict.FAIL, "the page loaded but no playfield (canvas, DOM or SVG grid) was found"
+        )
+    if not g.standard:
+        return TestResult(
+            Verdict.FAIL, f"the playfield is {g.cols}x{g.rows}, not 10x20 ({g.locator})"
+        )
+    return TestResult(Verdict.PASS, f"{g.renderer} playfield 10x20 ({g.locator})")
+
+
+def starts(o: Observed) -> TestResult:
+    if (r := _grid(o)) is not None:
+        return r
+    assert o.bot is not None
+    if o.bot.evidence.has("starts", "pass"):
+        return TestResult(
+            Verdict.PASS, f"{o.bot.start_mechanism}: {o.bot.evidence.first('starts', 'pass')}"
+        )
+    if o.log.crashed_at is not None or o.log.frozen_at is not None:
+        return TestResult(Verdict.FAIL, "the page crashed or froze before a piece appeared")
+    return TestResult(
+        Verdict.FAIL,
+        o.bot.evidence.first("starts", "fail")
+        or "no start mechanism made a piece appear (auto, buttons, keys, click)",
+    )
+
+
+def _needs_start(o: Observed) -> TestResult | None:
+    if (r := _grid(o)) is not None:
+        return r
+    assert o.bot is not None
+    if o.bot.started_at is None:
+        return TestResult(
+            Verdict.INCONCLUSIVE, "the game never started, so this could not be observed"
+        )
+    return None
+
+
+def _evidence_test(test: str, missing: str) -> Callable[[Observed], TestResult]:
+    def derive(o: Observed) -> TestResult:
+        return _needs_start(o) or _from_evidence(o, test, missing)
+
+    derive.__name__ = test
+    return derive
+
+
+def walls(o: Observed) -> TestResult:
+    if (r := _needs_start(o)) is not None:
+        return r
+    assert o.bot is not None
+    if not (o.bot.controls["left"] and o.bot.controls["right"]):
+        return TestResult(Verdict.INCONCLUSIVE, "left and right controls were not both found")
+    return _from_evidence(o, "walls", "the piece could not be pushed against a wall")
+
+
+def spawn(o: Observed) -> TestResult:
+    if (r := _needs_start(o)) is not None:
+        return r
+    assert o.bot is not None
+    if o.bot.evidence.has("spawn", "pass"):
+        return TestResult(Verdict.PASS, o.bot.evidence.first("spawn", "pass") or "")
+    if o.bot.locks >= 2 and o.log.crashed_at is None and o.log.frozen_at is None:
+        return TestResult(
+            Verdict.FAIL, f"{o.bot.locks} pieces landed and no new piece appeared at the top"
+        )
+    return TestResult(Verdict.INCONCLUSIVE, "no piece was seen landing")
+
+
+def score(o: Observed) -> TestResult:
+    if (r := _needs_start(o)) is not None:
+        return r
+    assert o.bot is not None
+    series: dict[str, list[int]] = defaultdict(list)
+    labels: dict[str, str] = {}
+    for _t, source, label, value in o.log.numbers:
+        series[source].append(value)
+        labels[source] = label or labels.get(source, "")
+    increased = {s for s, v in series.items() if len(v) > 1 and max(v[1:]) > v[0]}
+    labelled = [s for s in increased if SCORE_LABEL.search(labels[s])]
+    if labelled:
+        s = labelled[0]
+        o.bot.score_source = s
+        return TestResult(
+            Verdict.PASS, f"{labels[s]!r} went {series[s][0]} → {max(series[s])} ({s})"
+        )
+    bare = [s for s in increased if not labels[s] or not NOT_SCORE.search(labels[s])]
+    if bare:
+        s = bare[0]
+        o.bot.score_source = s
+        return TestResult(Verdict.PASS, f"a number went {series[s][0]} → {max(series[s])} ({s})")
+    if o.bot.locks >= 4 or o.bot.lines_cleared:
+        seen = ", ".join(f"{labels[s] or s}={series[s][-1]}" for s in list(series)[:4]) or "none"
+        return TestResult(
+            Verdict.FAIL,
+            f"no visible score increased over {o.bot.locks} placed pieces and {o.bot.lines_cleared} cleared lines (numbers seen: {seen})",
+        )
+    return TestResult(Verdict.INCONCLUSIVE, "too little play to judge the score")
+
+
+def game_over(o: Observed) -> TestResult:
+    if (r := _needs_start(o)) is not None:
+        return r
+    return _from_evidence(o, "game_over", "the stack never reached the top")
+
+
+def endurance(o: Observed) -> TestResult:
+    if (r := _needs_start(o)) is not None:
+        return r
+    assert o.bot is not None and o.bot.started_at is not None
+    start = o.bot.started_at
+    end = start + o.endurance_s
+    for name, at in (
+        ("crashed", o.log.crashed_at),
+        ("stopped answering (frozen)", o.log.frozen_at),
+    ):
+        if at is not None and at < end:
+            return TestResult(Verdict.FAIL, f"the page {name} {at - start:.1f}s into play")
+    changes = [f.t for f in o.log.frames if start <= f.t <= end]
+    game_over_at = o.bot.first_game_over_at
+    horizon = min(end, game_over_at) if game_over_at is not None else end
+    last_read = o.log.reads[-1] if o.log.reads else start
+    if last_read < horizon - 1.0:
+        return TestResult(
+            Verdict.INCONCLUSIVE, f"observation ended {last_read - start:.1f}s into play"
+        )
+    points = [start, *[t for t in changes if t <= horizon], horizon]
+    gap = max(b - a for a, b in itertools.pairwise(points))
+    errors = [t for t, _ in o.log.page_errors if start <= t <= horizon]
+    if gap > STILL_GAP_S:
+        why = " after an uncaught exception" if errors else ""
+        return TestResult(Verdict.FAIL, f"the field stood still for {gap:.1f}s during play{why}")
+    if game_over_at is not None and game_over_at < end - 1.0:
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"the game ended {game_over_at - start:.1f}s into play and could not be restarted",
+        )
+    return TestResult(
+        Verdict.PASS,
+        f"{o.endurance_s:.0f}s of play, field changed at least every {gap:.1f}s, page answering",
+    )
+
+
+def no_errors(o: Observed) -> TestResult:
+    if not o.loaded:
+        return TestResult(Verdict.INCONCLUSIVE, "the page did not load")
+    if o.log.page_errors:
+        t, text = o.log.page_errors[0]
+        return TestResult(Verdict.FAIL, f"uncaught exception at {t:.1f}s: {text[:200]}")
+    if o.log.console_errors:
+        t, text = o.log.console_errors[0]
+        return TestResult(Verdict.FAIL, f"console.error at {t:.1f}s: {text[:200]}")
+    ignored = (
+        f" ({len(o.log.ignored_console)} failed resource loads ignored)"
+        if o.log.ignored_console
+        else ""
+    )
+    return TestResult(Verdict.PASS, "no uncaught exception and no console.error" + ignored)
+
+
+DERIVATIONS: dict[str, Callable[[Observed], TestResult]] = {
+    "loads": loads,
+    "starts": starts,
+    "gravity": _evidence_test("gravity", "no piece was watched without input"),
+    "move_left": _evidence_test("move_left", "no piece was available to move"),
+    "move_right": _evidence_test("move_right", "no piece was available to move"),
+    "soft_drop": _evidence_test("soft_drop", "no piece was available to soft-drop"),
+    "rotate": _evidence_test("rotate", "no non-O piece was available to rotate"),
+    "hard_drop": _evidence_test("hard_drop", "no piece was available to hard-drop"),
+    "walls": walls,
+    "lock": _evidence_test("lock", "no piece was seen landing and the next one appearing"),
+    "spawn": spawn,
+    "line_clear": _evidence_test("line_clear", "no row was completed during play"),
+    "score": score,
+    "game_over": game_over,
+    "endurance": endurance,
+    "no_errors": no_errors,
+}
+assert tuple(DERIVATIONS) == TEST_IDS
+
+
+def derive_all(o: Observed) -> dict[str, TestResult]:
+    results: dict[str, TestResult] = {}
+    for test, derive in DERIVATIONS.items():
+        try:
+            results[test] = derive(o)
+        except Exception as error:
+            results[test] = TestResult(Verdict.INCONCLUSIVE, f"could not be derived: {error!r}")
+    return results
