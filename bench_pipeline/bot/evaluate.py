@@ -100,10 +100,20 @@ def _attach_listeners(page, log: EventLog) -> None:
     page.on("pageerror", lambda error: log.page_errors.append((log.now(), str(error)[:300])))
     page.on("dialog", on_dialog)
     page.on("crash", on_crash)
-    page.on(
-        "framenavigated",
-        lambda frame: log.note(f"navigated to {frame.url}") if frame == page.main_frame else None,
-    )
+
+    def on_navigated(frame) -> None:
+        if frame != page.main_frame:
+            return
+        url = frame.url.split("#", 1)[0]
+        log.note(f"navigated to {frame.url}")
+        if home["url"] is None:
+            home["url"] = url
+        elif url != home["url"] and log.navigated_away_at is None:
+            # The game is gone: whatever is on screen now is another page.
+            log.navigated_away_at = log.now()
+
+    home: dict[str, str | None] = {"url": None}
+    page.on("framenavigated", on_navigated)
 
 
 def _play(bot: Bot) -> None:
@@ -115,9 +125,9 @@ def _play(bot: Bot) -> None:
         bot.observe_gravity,
         lambda: bot.discover_horizontal("left", ("ArrowLeft", "a", "j", "h"), -1),
         lambda: bot.discover_horizontal("right", ("ArrowRight", "d", "l"), +1),
-        bot.discover_rotate,
         bot.discover_soft_drop,
         bot.discover_hard_drop,
+        bot.discover_rotate,
         bot.check_walls,
     )
     for step in steps:

@@ -66,6 +66,7 @@ class Bot:
         self.game_overs = 0
         self.last_frame: Frame | None = None
         self.score_source: str | None = None
+        self.pauses: list[tuple[float, float]] = []  # game over -> restart, not a freeze
         self.first_game_over_at: float | None = None
 
     # ---- small helpers ---------------------------------------------------------------
@@ -132,7 +133,7 @@ class Bot:
             samples.append(s.sample())
             s.learn_background(samples)
             before = self.read().filled
-        if self._something_started(before, 1.6):
+        if self._something_started(before, 1.6) or self._static_piece_moves():
             self.start_mechanism = "auto"
         else:
             for button in s.evaluate("window.__bench.startButtons()", []) or []:
@@ -176,6 +177,20 @@ class Bot:
         )
         return False
 
+    def _static_piece_moves(self) -> bool:
+        """A game without gravity shows a piece that only moves on input: nudge it."""
+        if self.s.geometry is None:
+            return False
+        before = self.read()
+        if len(self.active(before)) != 4:
+            return False
+        for key in ("ArrowLeft", "ArrowRight", "a", "d", "j", "l"):
+            after = self.press_and_read(key, "is a still piece alive?", 0.12)
+            if not np.array_equal(after.filled, before.filled):
+                self.log.note(f"the still piece moved on {key!r}: the game is running")
+                return True
+        return False
+
     def _unfocus(self) -> None:
         # After a click the button keeps focus, and Space would press it again.
         self.s.evaluate(
@@ -206,31 +221,47 @@ class Bot:
             elif len(cells) == 4 and self.controls["down"]:
                 for _ in range(6):
                     self.s.press(self.controls["down"], "bring the next piece")
+            elif len(cells) == 4 and not self.gravity_s_per_row:
+                return cells  # nothing brings the next piece: use this one where it is
         return set()
 
     def observe_gravity(self) -> None:
+        """Watch a piece with no input: it should fall. The rate is taken between two falls,
+        since the first one comes at an arbitrary point of the game's tick."""
         cells = self.fresh_piece()
         if not cells:
             return
         top = min(r for r, _ in cells)
         t_start = time.monotonic()
-        moved_at = None
-        while time.monotonic() - t_start < 2.5:
+        steps: list[tuple[float, int]] = []
+        while time.monotonic() - t_start < 3.0:
             now_cells = self.active(self.read())
-            if len(now_cells) == 4 and min(r for r, _ in now_cells) > top:
-                moved_at = time.monotonic() - t_start
-                rows = min(r for r, _ in now_cells) - top
-                self.gravity_s_per_row = moved_at / rows
-                self.evidence.add(
-                    self.log.now(),
-                    "gravity",
-                    "pass",
-                    f"fell {rows} row(s) in {moved_at:.2f}s without input",
-                )
-                return
-            self.s.wait(0.08)
+            if len(now_cells) == 4 and B.normalize(now_cells) == B.normalize(cells):
+                row = min(r for r, _ in now_cells)
+                if row > (steps[-1][1] if steps else top):
+                    steps.append((time.monotonic() - t_start, row))
+                    if len(steps) >= 3:
+                        break
+            elif steps:
+                break  # landed or replaced: what was seen is enough
+            self.s.wait(0.04)
+        if not steps:
+            self.evidence.add(
+                self.log.now(), "gravity", "fail", "the piece stayed in place for 3 s without input"
+            )
+            return
+        if len(steps) >= 2:
+            (t1, r1), (t2, r2) = steps[0], steps[-1]
+            self.gravity_s_per_row = (t2 - t1) / (r2 - r1)
+        else:
+            self.gravity_s_per_row = max(steps[0][0], 0.5)
+        rows = steps[-1][1] - top
         self.evidence.add(
-            self.log.now(), "gravity", "fail", "the piece stayed in place for 2.5 s without input"
+            self.log.now(),
+            "gravity",
+            "pass",
+            f"fell {rows} row(s) in {steps[-1][0]:.2f}s without input "
+            f"(~{self.gravity_s_per_row:.2f}s per row)",
         )
 
     def _shift(self, before: set[B.Cell], after: set[B.Cell]) -> tuple[int, int] | None:
@@ -273,7 +304,8 @@ class Bot:
                     return
                 if B.identify(cells) != "O":
                     break
-                self.drop_or_wait(cells)
+                if not self.bring_next(cells):
+                    return
             else:
                 return
             before_shape = B.normalize(cells)
@@ -457,6 +489,13 @@ class Bot:
         self.stack = filled
         self.log.note("resynchronised the stack with the field")
 
+    def bring_next(self, cells: set[B.Cell]) -> bool:
+        """Get rid of the current piece to see the next one; False when there is no way."""
+        if not (self.controls["hard_drop"] or self.controls["down"] or self.gravity_s_per_row):
+            return False
+        self.drop_or_wait(cells)
+        return True
+
     def drop_or_wait(self, cells: set[B.Cell]) -> None:
         if self.controls["hard_drop"]:
             self.drop_piece(cells)
@@ -473,6 +512,8 @@ class Bot:
     def wait_piece_lands(self, cells: set[B.Cell], limit: float = 8.0) -> None:
         """No hard drop: soft-drop (or let gravity do it) until the piece lands."""
         assert self.stack is not None
+        if not (self.controls["down"] or self.gravity_s_per_row):
+            return  # no gravity and no down key: this piece will never land
         end = time.monotonic() + limit
         current = cells
         landing = B.drop(self.stack, cells)
@@ -625,12 +666,17 @@ class Bot:
         window_end = self.log.t0 + self.started_at + self.endurance_s
         last_numbers = 0.0
         misses = 0
+        last_piece_at = self.log.now()
         while time.monotonic() < window_end and self.time_left() > 0:
             if time.monotonic() - last_numbers > 1.0:
                 self.s.poll_numbers()
                 last_numbers = time.monotonic()
+            if self.stalled():
+                self.log.note("the field no longer reacts to input: stopping play")
+                return
             if self.play_piece():
                 misses = 0
+                last_piece_at = self.log.now()
                 continue
             misses += 1
             signal = self.game_over_signal()
@@ -647,9 +693,9 @@ class Bot:
                     )
                 if not self.restart():
                     return
-                self.first_game_over_at = (
-                    None if self.log.now() < window_end - self.log.t0 else self.first_game_over_at
-                )
+                # From the last piece played to the restart: a game over, not a freeze.
+                self.pauses.append((last_piece_at - 0.5, self.log.now()))
+                self.first_game_over_at = None
                 misses = 0
 
     def top_out(self, limit: float = 14.0) -> None:
@@ -657,7 +703,8 @@ class Bot:
         rows = self.empty().shape[0]
         end = time.monotonic() + min(limit, self.time_left())
         peak = 0
-        while time.monotonic() < end:
+        lines_before = self.lines_cleared
+        while time.monotonic() < end and not self.stalled():
             signal = self.game_over_signal()
             height = self.stack_height()
             peak = max(peak, height)
@@ -668,7 +715,7 @@ class Bot:
                 self._mark_over()
                 return
             if not self.play_piece(topping_out=True):
-                high = peak >= rows - 6 or self._top_rows_filled()
+                high = peak >= rows - 6
                 if high and self.field_static(2.0):
                     signal = self.game_over_signal()
                     detail = f" and the game showed {signal}" if signal else ""
@@ -681,7 +728,14 @@ class Bot:
                     self._mark_over()
                     return
                 continue
-            if peak >= rows - 3 and self.stack_height() <= 3 and self.lines_cleared == 0:
+            wiped = self.stack_height() <= 3 and self.lines_cleared == lines_before
+            if peak >= rows - 5 and wiped:
+                if (signal := self.game_over_signal()) is not None:
+                    self.evidence.add(
+                        self.log.now(), "game_over", "pass", f"stack {peak}/{rows}, then {signal}"
+                    )
+                    self._mark_over()
+                    return
                 self.evidence.add(
                     self.log.now(),
                     "game_over",
@@ -699,14 +753,18 @@ class Bot:
                 return
         self.log.note(f"top-out ended with the stack {peak}/{rows} high")
 
+    def stalled(self, seconds: float = 6.0) -> bool:
+        """The field has not changed for `seconds` although keys were pressed meanwhile."""
+        if not self.log.frames:
+            return False
+        last_change = self.log.frames[-1].t
+        presses = sum(1 for t, _k, _p in self.log.actions if t > last_change)
+        return self.log.now() - last_change > seconds and presses >= 3
+
     def _mark_over(self) -> None:
         self.game_overs += 1
         if self.first_game_over_at is None:
             self.first_game_over_at = self.log.now()
-
-    def _top_rows_filled(self) -> bool:
-        frame = self.last_frame
-        return frame is not None and bool(frame.filled[:2].any())
 
     def pieces_after_top(self) -> int:
         self._after_top = getattr(self, "_after_top", 0) + 1

@@ -97,22 +97,32 @@
 
   // Groups of equal-sized small boxes laid on a lattice: the cells of a DOM or SVG board.
   const lattices = (elements, kind) => {
-    const groups = new Map();
+    // Group boxes by size, allowing a few pixels of difference (borders at the edges of a
+    // table, rounding of fractional layouts).
+    const boxes = [];
     for (const el of elements) {
       const r = el.getBoundingClientRect();
       if (r.width < 4 || r.height < 4 || r.width > 120 || r.height > 120) continue;
       if (Math.abs(r.width - r.height) > Math.max(2, 0.3 * r.width)) continue;
       const s = getComputedStyle(el);
       if (s.display === "none" || s.visibility === "hidden") continue;
-      const key = `${Math.round(r.width)}x${Math.round(r.height)}`;
-      if (!groups.has(key)) groups.set(key, []);
-      groups.get(key).push({ x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height, el });
+      boxes.push({ x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height, el });
+    }
+    boxes.sort((a, b) => a.w - b.w);
+    const groups = new Map();
+    let current = null;
+    for (const b of boxes) {
+      if (!current || b.w - current.first > Math.max(3, 0.12 * current.first)) {
+        current = { first: b.w, items: [] };
+        groups.set(`${Math.round(b.w)}x${Math.round(b.h)}`, current.items);
+      }
+      current.items.push(b);
     }
     const found = [];
     for (const [key, boxes] of groups) {
       if (boxes.length < 12) continue;
       // Split into spatial blocks: boxes whose neighbours are at most ~1.6 cells away.
-      const pitch = Math.max(...boxes.slice(0, 1).map((b) => b.w));
+      const pitch = boxes[boxes.length - 1].w;
       const blocks = [];
       const seen = new Set();
       for (let i = 0; i < boxes.length; i++) {

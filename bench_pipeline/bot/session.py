@@ -49,6 +49,7 @@ class EventLog:
     numbers: list[tuple[float, str, str, int]] = field(default_factory=list)  # (t, src, label, v)
     crashed_at: float | None = None
     frozen_at: float | None = None
+    navigated_away_at: float | None = None
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -78,6 +79,7 @@ class EventLog:
             "reads": len(self.reads),
             "crashed_at": self.crashed_at,
             "frozen_at": self.frozen_at,
+            "navigated_away_at": self.navigated_away_at,
         }
 
 
@@ -98,7 +100,10 @@ class GameSession:
     # ---- page state -------------------------------------------------------------------
     @property
     def gone(self) -> bool:
-        return self.log.crashed_at is not None or self.log.frozen_at is not None
+        return any(
+            t is not None
+            for t in (self.log.crashed_at, self.log.frozen_at, self.log.navigated_away_at)
+        )
 
     def evaluate(self, script: str, default: Any = None) -> Any:
         """Run a probe query; a page that no longer answers marks the session frozen."""

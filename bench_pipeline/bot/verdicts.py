@@ -33,11 +33,41 @@ class Observed:
     endurance_s: float
 
 
+def died_at(o: Observed) -> float | None:
+    """When the game stopped reacting for good (a crash, an endless loop), if it did.
+
+    The field never changed again after that moment although the bot kept pressing keys
+    for a while: what was tried afterwards says nothing about the mechanic tried.
+    """
+    if not o.log.frames:
+        return None
+    last_change = o.log.frames[-1].t
+    presses_after = [t for t, _k, _p in o.log.actions if t > last_change + 0.5]
+    observed_until = o.log.reads[-1] if o.log.reads else last_change
+    ends = [t for t in (o.log.frozen_at, o.log.crashed_at, o.log.navigated_away_at) if t]
+    if ends:
+        return min(ends)
+    if len(presses_after) >= 3 and observed_until - last_change > 5.0:
+        if o.bot is not None and o.bot.evidence.has("game_over", "pass"):
+            return None  # a still field after game over is the game over, not a death
+        return last_change
+    return None
+
+
 def _from_evidence(o: Observed, test: str, missing: str) -> TestResult:
     assert o.bot is not None
     ev = o.bot.evidence
-    if ev.has(test, "fail"):
-        return TestResult(Verdict.FAIL, ev.first(test, "fail") or "")
+    dead = died_at(o)
+    fails = [(t, d) for t, outcome, d in ev.items.get(test, []) if outcome == "fail"]
+    if dead is not None:
+        fails = [(t, d) for t, d in fails if t <= dead + 0.5]
+    if fails:
+        return TestResult(Verdict.FAIL, fails[0][1])
+    if dead is not None and ev.has(test, "fail") and not ev.has(test, "pass"):
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"the game had stopped reacting at {dead:.1f}s, before this could be tried",
+        )
     if ev.has(test, "pass"):
         return TestResult(Verdict.PASS, ev.first(test, "pass") or "")
     return TestResult(Verdict.INCONCLUSIVE, missing)
@@ -171,9 +201,18 @@ def endurance(o: Observed) -> TestResult:
     for name, at in (
         ("crashed", o.log.crashed_at),
         ("stopped answering (frozen)", o.log.frozen_at),
+        ("navigated away from the game", o.log.navigated_away_at),
     ):
         if at is not None and at < end:
             return TestResult(Verdict.FAIL, f"the page {name} {at - start:.1f}s into play")
+    dead = died_at(o)
+    if dead is not None and dead < end:
+        why = " after an uncaught exception" if o.log.page_errors else ""
+        return TestResult(
+            Verdict.FAIL,
+            f"the game stopped reacting {dead - start:.1f}s into play{why}: the field no longer "
+            "changed although keys were pressed",
+        )
     changes = [f.t for f in o.log.frames if start <= f.t <= end]
     game_over_at = o.bot.first_game_over_at
     horizon = min(end, game_over_at) if game_over_at is not None else end
@@ -183,11 +222,23 @@ def endurance(o: Observed) -> TestResult:
             Verdict.INCONCLUSIVE, f"observation ended {last_read - start:.1f}s into play"
         )
     points = [start, *[t for t in changes if t <= horizon], horizon]
-    gap = max(b - a for a, b in itertools.pairwise(points))
+    gravity = o.bot.evidence.has("gravity", "pass")
+    gap, gap_at = 0.0, start
+    for a, b in itertools.pairwise(points):
+        if any(p0 <= a and b <= p1 + 0.5 for p0, p1 in o.bot.pauses):
+            continue  # a game over and its restart, not a freeze
+        presses = sum(1 for t, _k, _p in o.log.actions if a < t < b)
+        # Without gravity a field stands still while nobody plays: only count stillness
+        # the bot tried to disturb.
+        if (gravity or presses >= 3) and b - a > gap:
+            gap, gap_at = b - a, a
     errors = [t for t, _ in o.log.page_errors if start <= t <= horizon]
     if gap > STILL_GAP_S:
         why = " after an uncaught exception" if errors else ""
-        return TestResult(Verdict.FAIL, f"the field stood still for {gap:.1f}s during play{why}")
+        return TestResult(
+            Verdict.FAIL,
+            f"the field stood still for {gap:.1f}s from {gap_at - start:.1f}s into play{why}",
+        )
     if game_over_at is not None and game_over_at < end - 1.0:
         return TestResult(
             Verdict.INCONCLUSIVE,
@@ -202,12 +253,18 @@ def endurance(o: Observed) -> TestResult:
 def no_errors(o: Observed) -> TestResult:
     if not o.loaded:
         return TestResult(Verdict.INCONCLUSIVE, "the page did not load")
+    started = o.bot.started_at if o.bot else None
     if o.log.page_errors:
         t, text = o.log.page_errors[0]
         return TestResult(Verdict.FAIL, f"uncaught exception at {t:.1f}s: {text[:200]}")
     if o.log.console_errors:
         t, text = o.log.console_errors[0]
         return TestResult(Verdict.FAIL, f"console.error at {t:.1f}s: {text[:200]}")
+    frozen = o.log.frozen_at
+    if frozen is not None and (started is None or frozen < started):
+        return TestResult(
+            Verdict.INCONCLUSIVE, f"the page stopped answering at {frozen:.1f}s, before any play"
+        )
     ignored = (
         f" ({len(o.log.ignored_console)} failed resource loads ignored)"
         if o.log.ignored_console

@@ -129,9 +129,9 @@ function draw() {
 function frame(now) {
   const dt = Math.min(100, now - last);
   last = now;
+  levelClock(dt);
   if (!over) {
     while (queue.length && !over) handle(queue.shift());
-    levelClock(dt);
     sinceDrop += dt;
     if (!over && sinceDrop >= dropMs) {
       sinceDrop = 0;

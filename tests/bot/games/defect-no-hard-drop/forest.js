@@ -106,7 +106,7 @@ class Forest {
   #gameOver() {
     this.#status = "over";
     clearInterval(this.#timer);
-    this.bannerText.textContent = "GAME OVER - Enter to retry";
+    this.bannerText.textContent = "GAME OVER";
     this.banner.removeAttribute("display");
   }
 

@@ -1,0 +1,214 @@
+"""Checks the labelled corpus of small browser Tetris games in tests/bot/games/ (not the bot).
+
+Static part: every game directory has an index.html and an expected.json whose labels are complete
+and consistent with the directory (renderer element, start button text, local-only assets, README).
+Browser part (one headless Chromium for all games): each game loads over http, its start mechanism
+is performed, and a basic sanity property holds (throws on load only if that is its defect; the
+screen changes by itself after start unless its defect is no gravity).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GAMES_DIR = Path(__file__).parent / "games"
+TEST_IDS = (
+    "loads",
+    "starts",
+    "gravity",
+    "move_left",
+    "move_right",
+    "soft_drop",
+    "rotate",
+    "hard_drop",
+    "walls",
+    "lock",
+    "spawn",
+    "line_clear",
+    "score",
+    "game_over",
+    "endurance",
+    "no_errors",
+)
+VERDICTS = {"PASS", "FAIL", "INCONCLUSIVE"}
+RENDERERS = {"canvas", "dom", "svg"}
+CONTROLS = ("left", "right", "down", "rotate", "hard_drop")
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+# the only absolute URL allowed in game sources: XML namespaces, which are never fetched
+NAMESPACE = re.compile(r"http://www\.w3\.org/\d{4}/(svg|xlink|xhtml)")
+ANY_URL = re.compile(r"\b(?:https?:)?//[\w.-]+\.[a-z]{2,}", re.IGNORECASE)
+
+
+def _slugs() -> list[str]:
+    return sorted(p.name for p in GAMES_DIR.iterdir() if p.is_dir())
+
+
+def _expected(slug: str) -> dict[str, Any]:
+    return json.loads((GAMES_DIR / slug / "expected.json").read_text())
+
+
+SLUGS = _slugs()
+
+
+def test_corpus_has_enough_games_and_a_readme() -> None:
+    assert len(SLUGS) >= 14
+    readme = (GAMES_DIR / "README.md").read_text()
+    for slug in SLUGS:
+        assert f"`{slug}`" in readme, f"README.md does not list {slug}"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_expected_json_is_complete_and_matches_the_directory(slug: str) -> None:
+    game = GAMES_DIR / slug
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug)
+    assert (game / "index.html").is_file()
+    exp = _expected(slug)
+    assert set(exp) <= {"description", "renderer", "start", "controls", "tests", "tolerated"}
+    assert isinstance(exp["description"], str) and exp["description"].strip()
+    assert "\n" not in exp["description"]
+    assert exp["renderer"] in RENDERERS
+
+    tests = exp["tests"]
+    assert list(tests) == list(TEST_IDS), "all 16 ids, in contract order"
+    assert set(tests.values()) <= VERDICTS
+    for test_id, alternatives in exp.get("tolerated", {}).items():
+        assert test_id in TEST_IDS
+        assert alternatives and set(alternatives) <= VERDICTS
+        assert tests[test_id] not in alternatives
+
+    controls = exp["controls"]
+    assert list(controls) == list(CONTROLS)
+    for key in controls.values():
+        assert key is None or (isinstance(key, str) and key)
+    if controls["rotate"] is None:
+        assert tests["rotate"] != "PASS"
+    if controls["hard_drop"] is None:
+        assert tests["hard_drop"] != "PASS"
+
+    html = (game / "index.html").read_text()
+    start = exp["start"]
+    assert re.fullmatch(r"auto|click:.+|key:.+", start)
+    if start.startswith("click:"):
+        label = start.removeprefix("click:")
+        assert re.search(rf"<button[^>]*>\s*{re.escape(label)}\s*</button>", html), label
+    if tests["loads"] == "PASS":
+        if exp["renderer"] == "canvas":
+            assert "<canvas" in html
+        if exp["renderer"] == "svg":
+            assert "<svg" in html
+    else:
+        # a game that fails to load cannot be observed at all
+        assert tests["starts"] != "PASS"
+
+    # everything is local: relative src/href that exist, no absolute URL anywhere
+    for ref in re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html):
+        assert not re.match(r"[a-z]+:|//", ref, re.IGNORECASE), f"{slug}: external ref {ref}"
+        assert (game / ref).is_file(), f"{slug}: missing {ref}"
+    for path in game.rglob("*"):
+        if path.suffix in {".html", ".js", ".css"}:
+            text = NAMESPACE.sub("", path.read_text())
+            assert not ANY_URL.search(text), f"{path.relative_to(GAMES_DIR)} has a URL"
+            assert "@import" not in text
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(GAMES_DIR))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("slug", SLUGS)
+def test_game_loads_starts_and_moves(slug: str, base_url: str, browser: Any) -> None:
+    exp = _expected(slug)
+    tests = exp["tests"]
+    context = browser.new_context(viewport={"width": 900, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on(
+        "console",
+        lambda msg: (
+            msg.type == "error"
+            and "Failed to load resource" not in msg.text
+            and errors.append(f"console.error: {msg.text}")
+        ),
+    )
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    try:
+        page.goto(f"{base_url}/{slug}/", wait_until="load")
+        page.wait_for_timeout(300)
+        if tests["loads"] != "PASS":
+            assert errors, f"{slug} is labelled loads={tests['loads']} but did not throw on load"
+            return
+        assert not errors, f"{slug} threw on load: {errors}"
+
+        start = exp["start"]
+        if start.startswith("click:"):
+            page.get_by_role("button", name=start.removeprefix("click:"), exact=True).click()
+        elif start.startswith("key:"):
+            page.keyboard.press(start.removeprefix("key:"))
+        page.wait_for_timeout(200)
+
+        first = page.screenshot()
+        time.sleep(1.5)
+        second = page.screenshot()
+        if tests["gravity"] == "FAIL":
+            assert first == second, f"{slug}: labelled no-gravity but the screen changed by itself"
+            page.keyboard.press(exp["controls"]["down"])
+            page.wait_for_timeout(100)
+            assert page.screenshot() != second, f"{slug}: soft drop changed nothing"
+        else:
+            assert first != second, f"{slug}: nothing changed on screen 1.5 s after start"
+        if tests["no_errors"] == "PASS":
+            assert not errors, f"{slug}: {errors}"
+        assert not dialogs, f"{slug}: unexpected dialog {dialogs}"
+    finally:
+        context.close()

@@ -1,0 +1,60 @@
+"""Pages that misbehave: the bot still finishes within its cap and says what it saw."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench_pipeline.bot import TEST_IDS, evaluate
+from bench_pipeline.bot.contract import Verdict
+
+CAP_S = 60.0
+pytestmark = pytest.mark.slow
+
+
+def _run(url: str) -> dict:
+    result = evaluate(url, endurance_s=8.0, hard_cap_s=CAP_S).to_json()
+    assert set(result["tests"]) == set(TEST_IDS)
+    assert result["duration_s"] < CAP_S + 10, "the hard cap did not hold"
+    return result
+
+
+def test_a_page_that_freezes(hostile_url: str) -> None:
+    result = _run(f"{hostile_url}/freeze.html")
+    assert result["tests"]["loads"] == "PASS"
+    assert result["tests"]["endurance"] == "FAIL"
+    assert "froze" in result["reasons"]["endurance"] or "stopped" in result["reasons"]["endurance"]
+
+
+def test_a_page_that_loops_forever_while_loading(hostile_url: str) -> None:
+    result = _run(f"{hostile_url}/loops-at-load.html")
+    assert Verdict.PASS not in result["tests"].values()
+    assert result["tests"]["loads"] == "FAIL"
+
+
+def test_alerts_are_dismissed_and_the_game_is_still_played(hostile_url: str) -> None:
+    result = _run(f"{hostile_url}/alert-storm.html")
+    for test in ("loads", "starts", "gravity", "move_left", "move_right"):
+        assert result["tests"][test] == "PASS", (test, result["reasons"][test])
+
+
+def test_a_page_that_navigates_away(hostile_url: str) -> None:
+    result = _run(f"{hostile_url}/navigates-away.html")
+    assert result["tests"]["loads"] == "PASS"
+    assert result["tests"]["endurance"] != "PASS"
+    assert any("navigated" in note for note in result["notes"])
+
+
+def test_a_board_that_never_starts(hostile_url: str) -> None:
+    result = _run(f"{hostile_url}/never-starts.html")
+    assert result["tests"]["loads"] == "PASS"
+    assert result["tests"]["starts"] == "FAIL"
+    for test in ("gravity", "move_left", "rotate", "line_clear", "game_over", "endurance"):
+        assert result["tests"][test] == "INCONCLUSIVE", test
+
+
+def test_a_page_that_renders_nothing(hostile_url: str) -> None:
+    result = _run(f"{hostile_url}/nothing.html")
+    assert result["tests"]["loads"] == "FAIL"
+    grid_tests = [t for t in TEST_IDS if t not in ("loads", "no_errors")]
+    assert all(result["tests"][t] == "INCONCLUSIVE" for t in grid_tests)
+    assert result["tests"]["no_errors"] == "PASS"
