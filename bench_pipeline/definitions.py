@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.design import experiment_design, run_spec
+from assets.evaluation import bot_evaluation, bot_evaluation_has_sixteen_verdicts
 from assets.warehouse import warehouse
 from resources import ArtifactStoreResource, WarehouseResource
 
@@ -16,7 +17,7 @@ experiment_design_job = dg.define_asset_job(
 
 run_stages_job = dg.define_asset_job(
     "run_stages_job",
-    selection=[run_spec],
+    selection=[run_spec, bot_evaluation],
     description="Every per-run stage for the selected run partitions.",
 )
 
@@ -27,7 +28,8 @@ warehouse_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[experiment_design, run_spec, warehouse],
+    assets=[experiment_design, run_spec, bot_evaluation, warehouse],
+    asset_checks=[bot_evaluation_has_sixteen_verdicts],
     jobs=[experiment_design_job, run_stages_job, warehouse_job],
     resources={
         "artifact_store": ArtifactStoreResource(),
