@@ -137,7 +137,8 @@ def _play(bot: Bot) -> None:
     log.note(f"controls: {bot.controls}")
     bot.play_window()
     bot.s.poll_numbers()
-    bot.top_out(TOP_OUT_S)
+    # Soft-dropping to the top takes longer than hard-dropping.
+    bot.top_out(TOP_OUT_S if bot.controls["hard_drop"] else TOP_OUT_S * 1.5)
     bot.s.poll_numbers()
 
 

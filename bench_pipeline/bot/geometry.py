@@ -143,7 +143,10 @@ def choose_board(
                 ROWS,
                 cand["locator"],
             )
-            scored.append((30 + min(rect["h"], 800) / 100, geometry))
+            # Prefer the box closest to the 1:2 shape: an SVG with a frame around the field
+            # is a little wider than the field itself.
+            shape_penalty = 200 * abs(rect["w"] / rect["h"] - COLS / ROWS)
+            scored.append((30 + min(rect["h"], 800) / 100 - shape_penalty, geometry))
         elif kind == "canvas":
             backing = cand["backing"]
             found = canvas_lattice(

@@ -11,6 +11,7 @@ import contextlib
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +68,7 @@ class Bot:
         self.last_frame: Frame | None = None
         self.score_source: str | None = None
         self.pauses: list[tuple[float, float]] = []  # game over -> restart, not a freeze
+        self.clears_broken = False  # full rows were seen to stay: do not wait for clears
         self.first_game_over_at: float | None = None
 
     # ---- small helpers ---------------------------------------------------------------
@@ -107,6 +109,19 @@ class Bot:
         self.s.press(key, purpose)
         self.s.wait(wait)
         return self.read()
+
+    def press_until(
+        self, key: str, purpose: str, done: Callable[[Frame], bool], timeout: float = 0.45
+    ) -> Frame:
+        """Press once, then read until `done` holds: some games redraw only on their tick."""
+        self.s.press(key, purpose)
+        end = time.monotonic() + timeout
+        self.s.wait(0.03)
+        frame = self.read()
+        while not done(frame) and time.monotonic() < end:
+            self.s.wait(0.04)
+            frame = self.read()
+        return frame
 
     # ---- phase 1: start --------------------------------------------------------------
     def _something_started(self, before: np.ndarray | None, window: float) -> bool:
@@ -219,8 +234,8 @@ class Bot:
             if len(cells) == 4 and self.controls["hard_drop"]:
                 self.drop_piece(cells)
             elif len(cells) == 4 and self.controls["down"]:
-                for _ in range(6):
-                    self.s.press(self.controls["down"], "bring the next piece")
+                self.sync_stack(cells)
+                self.wait_piece_lands(cells)
             elif len(cells) == 4 and not self.gravity_s_per_row:
                 return cells  # nothing brings the next piece: use this one where it is
         return set()
@@ -278,7 +293,12 @@ class Bot:
             cells = self.fresh_piece()
             if not cells:
                 return
-            after = self.active(self.press_and_read(key, f"try {name}", 0.1))
+
+            def moved(frame: Frame, cells: set[B.Cell] = cells) -> bool:
+                shift = self._shift(cells, self.active(frame))
+                return bool(shift and shift[1] * sign >= 1)
+
+            after = self.active(self.press_until(key, f"try {name}", moved))
             shift = self._shift(cells, after)
             if shift and shift[1] * sign >= 1:
                 self.controls[name] = key
@@ -309,8 +329,12 @@ class Bot:
             else:
                 return
             before_shape = B.normalize(cells)
-            frame = self.press_and_read(key, "try rotate", 0.1)
-            after = self.active(frame)
+
+            def turned(frame: Frame, shape: B.Piece = before_shape) -> bool:
+                now = self.active(frame)
+                return len(now) == 4 and B.normalize(now) != shape
+
+            after = self.active(self.press_until(key, "try rotate", turned))
             tried += 1
             if (
                 len(after) == 4
@@ -382,18 +406,22 @@ class Bot:
         )
 
     def try_hard_drop(self, key: str, cells: set[B.Cell]) -> bool:
+        self.sync_stack(cells)
         assert self.stack is not None
         landing = B.drop(self.stack, cells)
-        if landing == cells:
-            return False
         rows = min(r for r, _ in landing) - min(r for r, _ in cells)
-        self.s.press(key, "try hard drop")
-        self.s.wait(0.12)
-        frame = self.read()
-        on_landing = all(frame.filled[r, c] for r, c in landing if r >= 0)
-        left_top = not any(frame.filled[r, c] for r, c in cells - landing)
-        cleared, n = B.clear_full_rows(self.stack | B.mask_of(landing, self.stack.shape))
-        if (on_landing and left_top) or (n and self._matches(frame, cleared)):
+        if rows < 3:
+            return False  # too close to the floor to tell a hard drop from a soft one
+        merged = self.stack | B.mask_of(landing, self.stack.shape)
+        cleared, n = B.clear_full_rows(merged)
+
+        def landed(frame: Frame) -> bool:
+            # The piece is on its landing cells (maybe with the next piece at the top,
+            # maybe where the old one was), or the rows it completed are already gone.
+            return self._matches(frame, merged) or bool(n and self._matches(frame, cleared))
+
+        frame = self.press_until(key, "try hard drop", landed, timeout=0.35)
+        if landed(frame):
             self.evidence.add(
                 self.log.now(),
                 "hard_drop",
@@ -419,64 +447,71 @@ class Bot:
     def after_landing(self, landed: set[B.Cell], wait: float = 2.0) -> None:
         """After a piece was dropped: follow lock, line clears and the next spawn."""
         assert self.stack is not None
-        shape = self.stack.shape
-        merged = self.stack | B.mask_of(landed, shape)
-        cleared, n = B.clear_full_rows(merged)
+        merged = self.stack | B.mask_of(landed, self.stack.shape)
+        # Only rows this piece completed are expected to clear: rows a broken game left
+        # full before are part of its stack now.
+        new_full = merged.all(axis=1) & ~self.stack.all(axis=1)
+        n = int(new_full.sum())
+        cleared = np.vstack([np.zeros((n, merged.shape[1]), dtype=bool), merged[~new_full]])
         end = time.monotonic() + wait
-        saw_spawn = False
+        outcome: str | None = None  # "cleared" | "kept" (full rows still there) | "placed"
         frame = self.last_frame
         while time.monotonic() < end and self.time_left() > 0:
             frame = self.read()
-            expected = cleared if n else merged
-            if self._matches(frame, expected):
-                new = frame.filled & ~expected
-                if new.any():
-                    saw_spawn = True
-                    rows = np.nonzero(new)[0]
-                    self.evidence.add(
-                        self.log.now(),
-                        "spawn",
-                        "pass",
-                        f"new piece in rows {rows.min()}-{rows.max()}",
-                    )
+            if n and self._spawned(frame, cleared):
+                outcome = "cleared"
+                break
+            if self._spawned(frame, merged):
+                outcome = "kept" if n else "placed"
+                if not n or self.clears_broken:
                     break
+                # Full rows still on screen: a clear animation, or no clear at all. Watch on.
             self.s.wait(0.05)
         self.pieces += 1
         self.locks += 1
-        if frame is None:
+        if frame is None or outcome is None:
+            if frame is not None:
+                self._resync(frame)
             return
-        if n:
-            if self._matches(frame, cleared):
-                self.lines_cleared += n
-                self.evidence.add(
-                    self.log.now(),
-                    "line_clear",
-                    "pass",
-                    f"{n} full row(s) vanished and the rows above moved down",
-                )
-            elif self._matches(frame, merged):
-                self.evidence.add(
-                    self.log.now(),
-                    "line_clear",
-                    "fail",
-                    f"{n} full row(s) still there {wait:.1f}s after the piece landed",
-                )
-        if saw_spawn:
-            self.stack = cleared if n and self._matches(frame, cleared) else merged
+        new = frame.filled & ~(cleared if outcome == "cleared" else merged)
+        rows = np.nonzero(new)[0]
+        self.evidence.add(
+            self.log.now(), "spawn", "pass", f"new piece in rows {rows.min()}-{rows.max()}"
+        )
+        if outcome == "cleared":
+            self.lines_cleared += n
+            self.evidence.add(
+                self.log.now(),
+                "line_clear",
+                "pass",
+                f"{n} full row(s) vanished and the rows above moved down",
+            )
+        elif outcome == "kept" and not self.clears_broken:
+            self.clears_broken = True
+            self.evidence.add(
+                self.log.now(),
+                "line_clear",
+                "fail",
+                f"{n} full row(s) still there {wait:.1f}s after the piece completed them",
+            )
+        self.stack = cleared if outcome == "cleared" else merged
+        if len(self.evidence.items.get("lock", [])) < 3:
             # Lock: the landed cells are still there a moment after the next piece appeared.
             self.s.wait(0.25)
             later = self.read()
-            still = all(later.filled[r, c] for r, c in landed if r >= 0) or bool(n)
+            still = outcome == "cleared" or all(later.filled[r, c] for r, c in landed if r >= 0)
             self.evidence.add(
                 self.log.now(),
                 "lock",
                 "pass" if still else "fail",
-                "landed piece stayed in place"
+                "landed piece stayed in place after the next piece appeared"
                 if still
                 else "landed piece moved or vanished after the next piece appeared",
             )
-        else:
-            self._resync(frame)
+
+    def _spawned(self, frame: Frame, expected: np.ndarray) -> bool:
+        """`expected` is on screen and a new piece has appeared near the top."""
+        return self._matches(frame, expected) and bool((frame.filled & ~expected).any())
 
     def _resync(self, frame: Frame) -> None:
         """Our model of the stack disagrees with the field: rebuild it from what is seen."""
@@ -503,6 +538,7 @@ class Bot:
             self.wait_piece_lands(cells)
 
     def drop_piece(self, cells: set[B.Cell]) -> None:
+        self.sync_stack(cells)
         assert self.stack is not None
         landing = B.drop(self.stack, cells)
         self.s.press(self.controls["hard_drop"] or " ", "hard drop")
@@ -517,11 +553,16 @@ class Bot:
         end = time.monotonic() + limit
         current = cells
         landing = B.drop(self.stack, cells)
+        last_move = time.monotonic()
+        stuck_after = max(1.2, 2.5 * (self.gravity_s_per_row or 0.0))
         while time.monotonic() < end and self.time_left() > 0:
+            if time.monotonic() - last_move > stuck_after:
+                break  # it no longer moves: landed and waiting to lock, or the game is over
             if self.controls["down"]:
-                for _ in range(3):
+                # Two presses a read: more could push the next piece down before it is seen.
+                for _ in range(2):
                     self.s.press(self.controls["down"], "soft drop")
-                    self.s.wait(0.03)
+                    self.s.wait(0.02)
             frame = self.read()
             now = self.active(frame)
             if now == landing or (
@@ -531,6 +572,8 @@ class Bot:
             if all(frame.filled[r, c] for r, c in landing) and not (set(now) - landing):
                 break
             if len(now) == 4:
+                if now != current:
+                    last_move = time.monotonic()
                 current = now
                 landing = B.drop(self.stack, now)
             self.s.wait(0.05)
@@ -558,10 +601,17 @@ class Bot:
                 cells = now
         return cells
 
+    def sync_stack(self, cells: set[B.Cell]) -> None:
+        """The stack is what the field shows minus the falling piece: a model that drifted
+        (a piece we did not see land, a clear we missed) is corrected at every piece."""
+        if self.last_frame is not None:
+            self.stack = self.last_frame.filled & ~B.mask_of(cells, self.last_frame.filled.shape)
+
     def play_piece(self, topping_out: bool = False) -> bool:
         cells = self.wait_piece(2.5)
         if len(cells) != 4:
             return False
+        self.sync_stack(cells)
         assert self.stack is not None
         if not topping_out:
             target = B.best_placement(
@@ -640,25 +690,50 @@ class Bot:
         return True
 
     def restart(self) -> bool:
-        """Start again after a game over, with the mechanism that started the game."""
+        """Start again after a game over: a start button, the start key, else a reload."""
         mechanism = self.start_mechanism or "auto"
-        self.log.note(f"restarting with {mechanism}")
+        self.log.note(f"restarting (the game was started by {mechanism})")
+        attempts: list[Callable[[], None]] = []
         for button in self.s.evaluate("window.__bench.startButtons()", []) or []:
-            try:
-                self.s.page.click(button["selector"], timeout=1500)
-                self._unfocus()
+            attempts.append(lambda b=button: self._click(b["selector"]))
+        if mechanism.startswith("key:"):
+            key = mechanism.removeprefix("key:")
+            attempts.append(lambda k=key: self.s.press(" " if k == "Space" else k, "restart"))
+        attempts.append(lambda: self.s.press("Enter", "restart"))
+        attempts.append(self._reload)
+        for attempt in attempts:
+            attempt()
+            self.s.wait(0.3)
+            self.stack = self.empty()
+            cells = self.wait_piece(1.5, need=3)
+            if cells:
+                self._resync(self.read())
+                return True
+        return False
+
+    def _click(self, selector: str) -> None:
+        try:
+            self.s.page.click(selector, timeout=1500)
+        except Exception as error:
+            self.log.note(f"click failed: {str(error).splitlines()[0]}")
+        self._unfocus()
+
+    def _reload(self) -> None:
+        """Games that start on load restart only by reloading: the page is the same game."""
+        self.log.note("reloading the page to play again")
+        try:
+            self.s.page.reload(wait_until="load", timeout=10000)
+        except Exception as error:
+            self.log.note(f"reload failed: {str(error).splitlines()[0]}")
+            return
+        self.s.wait(0.4)
+        if self.start_mechanism and self.start_mechanism.startswith("click:"):
+            for button in self.s.evaluate("window.__bench.startButtons()", []) or []:
+                self._click(button["selector"])
                 break
-            except Exception:
-                continue
-        else:
-            key = mechanism.removeprefix("key:") if mechanism.startswith("key:") else "Enter"
-            self.s.press(" " if key == "Space" else key, "restart")
-        self.s.wait(0.5)
-        self.stack = self.empty()
-        cells = self.wait_piece(2.0, need=3)
-        if cells:
-            self._resync(self.read())
-        return bool(cells)
+        elif self.start_mechanism and self.start_mechanism.startswith("key:"):
+            key = self.start_mechanism.removeprefix("key:")
+            self.s.press(" " if key == "Space" else key, "start after reload")
 
     def play_window(self) -> None:
         """Play with the heuristic until the endurance window closes."""
@@ -674,9 +749,10 @@ class Bot:
             if self.stalled():
                 self.log.note("the field no longer reacts to input: stopping play")
                 return
+            piece_began = self.log.now()
             if self.play_piece():
                 misses = 0
-                last_piece_at = self.log.now()
+                last_piece_at = piece_began
                 continue
             misses += 1
             signal = self.game_over_signal()
