@@ -57,6 +57,17 @@ class EventLog:
     def note(self, text: str) -> None:
         self.notes.append((self.now(), text))
 
+    def read_intervals_ms(self) -> dict[str, float] | None:
+        """Cadence of playfield reads: the bot reads continuously while it plays."""
+        if len(self.reads) < 3:
+            return None
+        gaps = np.diff(np.array(self.reads)) * 1000
+        return {
+            "median": round(float(np.median(gaps)), 1),
+            "p95": round(float(np.percentile(gaps, 95)), 1),
+            "max": round(float(gaps.max()), 1),
+        }
+
     def to_json(self) -> dict[str, Any]:
         return {
             "frames": [
@@ -77,6 +88,7 @@ class EventLog:
                 for t, s, label, v in self.numbers
             ],
             "reads": len(self.reads),
+            "read_interval_ms": self.read_intervals_ms(),
             "crashed_at": self.crashed_at,
             "frozen_at": self.frozen_at,
             "navigated_away_at": self.navigated_away_at,
