@@ -62,13 +62,15 @@ def main() -> None:
     for game in chosen:
         alone[game.name] = evaluate(game, args.endurance)
         r = alone[game.name]
+        cadence = r["read_interval_ms"]
+        p95 = f"{cadence['p95']:.0f} ms" if cadence else "no reads (no field)"
         print(
             f"  {game.name:26s} {r['duration_s']:5.1f}s  score {r['gameplay_score']:5.1f}  "
-            f"reads p95 {r['read_interval_ms']['p95']:.0f} ms",
+            f"reads p95 {p95}",
             flush=True,
         )
     durations = [alone[g.name]["duration_s"] for g in chosen if g in working]
-    p95s = [r["read_interval_ms"]["p95"] for r in alone.values()]
+    p95s = [r["read_interval_ms"]["p95"] for r in alone.values() if r["read_interval_ms"]]
     print(f"working games: median {statistics.median(durations):.1f}s, max {max(durations):.1f}s")
     print(
         f"read interval p95: median over games {statistics.median(p95s):.0f} ms, worst {max(p95s):.0f} ms"

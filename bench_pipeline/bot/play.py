@@ -497,8 +497,11 @@ class Bot:
         self.stack = cleared if outcome == "cleared" else merged
         if len(self.evidence.items.get("lock", [])) < 3:
             # Lock: the landed cells are still there a moment after the next piece appeared.
-            self.s.wait(0.25)
+            settle = time.monotonic() + 0.25
             later = self.read()
+            while time.monotonic() < settle:
+                self.s.wait(0.04)
+                later = self.read()
             still = outcome == "cleared" or all(later.filled[r, c] for r, c in landed if r >= 0)
             self.evidence.add(
                 self.log.now(),
@@ -592,10 +595,11 @@ class Bot:
             key = self.controls["right"] if dx > 0 else self.controls["left"]
             if dx == 0 or key is None:
                 break
-            for _ in range(abs(dx)):
+            for i in range(abs(dx)):
                 self.s.press(key, "move")
-                self.s.wait(0.02)
-            self.s.wait(0.05)
+                if i % 2:
+                    self.read()  # keep the reads flowing during long moves
+            self.s.wait(0.04)
             now = self.active(self.read())
             if len(now) == 4:
                 cells = now
@@ -684,7 +688,7 @@ class Bot:
         first = self.read().filled
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            self.s.wait(0.15)
+            self.s.wait(0.1)
             if not np.array_equal(self.read().filled, first):
                 return False
         return True

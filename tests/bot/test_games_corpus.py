@@ -21,38 +21,13 @@ from typing import Any
 
 import pytest
 
+from bench_pipeline.bot.browser import CHROMIUM_ARGS, chromium_executable
+from bench_pipeline.bot.contract import TEST_IDS
+
 GAMES_DIR = Path(__file__).parent / "games"
-TEST_IDS = (
-    "loads",
-    "starts",
-    "gravity",
-    "move_left",
-    "move_right",
-    "soft_drop",
-    "rotate",
-    "hard_drop",
-    "walls",
-    "lock",
-    "spawn",
-    "line_clear",
-    "score",
-    "game_over",
-    "endurance",
-    "no_errors",
-)
 VERDICTS = {"PASS", "FAIL", "INCONCLUSIVE"}
 RENDERERS = {"canvas", "dom", "svg"}
 CONTROLS = ("left", "right", "down", "rotate", "hard_drop")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 # the only absolute URL allowed in game sources: XML namespaces, which are never fetched
 NAMESPACE = re.compile(r"http://www\.w3\.org/\d{4}/(svg|xlink|xhtml)")
 ANY_URL = re.compile(r"\b(?:https?:)?//[\w.-]+\.[a-z]{2,}", re.IGNORECASE)
@@ -150,12 +125,11 @@ def base_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed")
+    executable = chromium_executable()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:
