@@ -643,6 +643,11 @@ class Bot:
                 self.s.wait(0.03)
             self.s.wait(0.08)
             after = self.active(self.read())
+            top_before = min(r for r, _ in cells)
+            if after and min(r for r, _ in after) < top_before:
+                # A new piece higher up: the pushed one landed meanwhile. Not a wall verdict.
+                self.log.note(f"walls: the piece landed while pushing {name}; not judged")
+                continue
             if len(after) == 4 and B.normalize(after) == B.normalize(cells):
                 edge = min(c for _, c in after) if wall == 0 else max(c for _, c in after)
                 if edge == wall_col:
@@ -838,8 +843,17 @@ class Bot:
         if not self.log.frames:
             return False
         last_change = self.log.frames[-1].t
-        presses = sum(1 for t, _k, _p in self.log.actions if t > last_change)
-        return self.log.now() - last_change > seconds and presses >= 3
+        if self.log.now() - last_change <= seconds:
+            return False
+        if sum(1 for t, _k, _p in self.log.actions if t > last_change + 0.5) < 3:
+            self.nudge()  # make sure it is the game that does not react, not the bot idling
+        return sum(1 for t, _k, _p in self.log.actions if t > last_change + 0.5) >= 3
+
+    def nudge(self) -> None:
+        """Press the movement keys once each and read: a living game shows something."""
+        for key in (self.controls["left"], self.controls["right"], self.controls["down"]):
+            if key:
+                self.press_and_read(key, "is the game still alive?", 0.1)
 
     def _mark_over(self) -> None:
         self.game_overs += 1
