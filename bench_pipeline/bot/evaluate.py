@@ -15,6 +15,7 @@ import signal
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -199,6 +200,14 @@ def evaluate(
                             _play(bot)
                         except PageGone as gone:
                             log.note(f"stopped interacting: {gone}")
+                        except Exception as error:
+                            # A game the bot did not foresee must not crash the evaluation:
+                            # what was observed until here still yields verdicts.
+                            where = traceback.extract_tb(error.__traceback__)[-1]
+                            log.note(
+                                f"bot error, play stopped: {error!r} "
+                                f"at {Path(where.filename).name}:{where.lineno}"
+                            )
                         shot = session.screenshot_png()
                         if shot:
                             screenshots["02-end.png"] = shot

@@ -58,3 +58,19 @@ def test_a_page_that_renders_nothing(hostile_url: str) -> None:
     grid_tests = [t for t in TEST_IDS if t not in ("loads", "no_errors")]
     assert all(result["tests"][t] == "INCONCLUSIVE" for t in grid_tests)
     assert result["tests"]["no_errors"] == "PASS"
+
+
+def test_a_bot_error_still_yields_verdicts(
+    hostile_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unforeseen error inside the bot's play ends play, not the evaluation."""
+    from bench_pipeline.bot.play import Bot
+
+    def broken(self: Bot) -> None:
+        raise IndexError("simulated bot bug")
+
+    monkeypatch.setattr(Bot, "discover_rotate", broken)
+    result = _run(f"{hostile_url}/alert-storm.html")
+    assert any("bot error" in note and "IndexError" in note for note in result["notes"])
+    assert result["tests"]["loads"] == "PASS" and result["tests"]["gravity"] == "PASS"
+    assert result["tests"]["rotate"] == "INCONCLUSIVE"
