@@ -828,14 +828,6 @@ class Bot:
                     "the field was emptied at the top and play went on with no game-over state",
                 )
                 return
-            if peak >= rows and self.pieces_after_top() >= 3:
-                self.evidence.add(
-                    self.log.now(),
-                    "game_over",
-                    "fail",
-                    "pieces kept spawning after the stack reached the top",
-                )
-                return
         self.log.note(f"top-out ended with the stack {peak}/{rows} high")
 
     def stalled(self, seconds: float = 6.0) -> bool:
@@ -859,7 +851,3 @@ class Bot:
         self.game_overs += 1
         if self.first_game_over_at is None:
             self.first_game_over_at = self.log.now()
-
-    def pieces_after_top(self) -> int:
-        self._after_top = getattr(self, "_after_top", 0) + 1
-        return self._after_top
