@@ -31,14 +31,6 @@ class BoardGeometry:
     locator: str
 
     @property
-    def cell_w(self) -> float:
-        return self.width / self.cols
-
-    @property
-    def cell_h(self) -> float:
-        return self.height / self.rows
-
-    @property
     def standard(self) -> bool:
         return (self.cols, self.rows) == (COLS, ROWS)
 

@@ -61,10 +61,8 @@ class Bot:
         self.started_at: float | None = None  # log time of the first piece
         self.stack: np.ndarray | None = None
         self.gravity_s_per_row: float | None = None
-        self.pieces = 0
         self.locks = 0
         self.lines_cleared = 0
-        self.game_overs = 0
         self.last_frame: Frame | None = None
         self.score_source: str | None = None
         self.pauses: list[tuple[float, float]] = []  # game over -> restart, not a freeze
@@ -467,7 +465,6 @@ class Bot:
                     break
                 # Full rows still on screen: a clear animation, or no clear at all. Watch on.
             self.s.wait(0.05)
-        self.pieces += 1
         self.locks += 1
         if frame is None or outcome is None:
             if frame is not None:
@@ -848,6 +845,5 @@ class Bot:
                 self.press_and_read(key, "is the game still alive?", 0.1)
 
     def _mark_over(self) -> None:
-        self.game_overs += 1
         if self.first_game_over_at is None:
             self.first_game_over_at = self.log.now()
