@@ -203,8 +203,12 @@ def run(
     experiment_file: Annotated[Path, typer.Argument(help="Experiment YAML to run.")] = Path(
         "experiments/demo.yaml"
     ),
+    endurance_seconds: Annotated[
+        float, typer.Option(help="Seconds of continuous play for the bot's endurance test.")
+    ] = 30.0,
 ) -> None:
-    """Run the main job: design the experiment, run every stage per run, build the warehouse."""
+    """Run the main job: design the experiment; per run the agent, the sandboxed build and
+    the bot; then build the warehouse."""
     from bench_pipeline.design import DesignError
 
     _ensure_dagster_home()
@@ -215,7 +219,10 @@ def run(
     try:
         with dg.DagsterInstance.get() as instance:
             summary = run_main(
-                experiment_file.resolve(), instance, progress=lambda m: err.print(f"[cyan]•[/] {m}")
+                experiment_file.resolve(),
+                instance,
+                progress=lambda m: err.print(f"[cyan]•[/] {escape(m)}"),
+                endurance_s=endurance_seconds,
             )
     except DesignError as error:
         raise _fail(str(error), EXIT_BAD_INPUT) from None
@@ -231,8 +238,15 @@ def run(
         table.add_row(name, str(rows))
     out.print(table)
     out.print(f"warehouse: {summary.warehouse}")
-    out.print('query it:  bench sql "select * from stg_runs limit 10"')
+    out.print(
+        'query it:  bench sql "select run_id, status, build_ok, gameplay_score, cost_usd '
+        'from fct_runs"'
+    )
     out.print(f"UI:        bench ui  (DAGSTER_HOME={settings.dagster_home()})")
+    if summary.failed:
+        for line in summary.failed:
+            err.print(f"[red]failed[/]: {escape(line)}")
+        raise typer.Exit(1)
 
 
 if __name__ == "__main__":

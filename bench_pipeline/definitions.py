@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dagster as dg
 
+from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
 from assets.evaluation import bot_evaluation, bot_evaluation_has_sixteen_verdicts
+from assets.generation import agent_generation
 from assets.warehouse import warehouse
-from resources import ArtifactStoreResource, WarehouseResource
+from resources import AgentResource, ArtifactStoreResource, SandboxResource, WarehouseResource
 
 experiment_design_job = dg.define_asset_job(
     "experiment_design_job",
@@ -17,7 +19,7 @@ experiment_design_job = dg.define_asset_job(
 
 run_stages_job = dg.define_asset_job(
     "run_stages_job",
-    selection=[run_spec, bot_evaluation],
+    selection=[run_spec, agent_generation, sandboxed_build, bot_evaluation],
     description="Every per-run stage for the selected run partitions.",
 )
 
@@ -28,11 +30,20 @@ warehouse_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[experiment_design, run_spec, bot_evaluation, warehouse],
+    assets=[
+        experiment_design,
+        run_spec,
+        agent_generation,
+        sandboxed_build,
+        bot_evaluation,
+        warehouse,
+    ],
     asset_checks=[bot_evaluation_has_sixteen_verdicts],
     jobs=[experiment_design_job, run_stages_job, warehouse_job],
     resources={
+        "agent": AgentResource(),
         "artifact_store": ArtifactStoreResource(),
+        "sandbox": SandboxResource(),
         "warehouse": WarehouseResource(),
     },
 )

@@ -45,5 +45,6 @@ def build_run_spec(store: ArtifactStore, run_id: str) -> dict[str, Any]:
         "provider": model.get("provider"),
         "input_usd_per_mtok": model.get("input_usd_per_mtok"),
         "output_usd_per_mtok": model.get("output_usd_per_mtok"),
+        "model_strength": model.get("strength"),
         "config": cell["config"],
     }

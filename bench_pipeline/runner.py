@@ -9,7 +9,7 @@ hundreds of runs to a handful of Dagster runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
@@ -17,6 +17,8 @@ import dagster as dg
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 # The CLI prints its own progress; Dagster's step-by-step DEBUG lines stay in the run's log.
+# Runs per Dagster run of the per-run stages.
+CHUNK = 6
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
@@ -28,6 +30,7 @@ class MainRunSummary:
     executed_runs: int
     warehouse: Path
     tables: dict[str, int]
+    failed: list[str] = field(default_factory=list)  # one line per chunk of runs that failed
 
 
 def contiguous_ranges(ordered_keys: Sequence[str], wanted: set[str]) -> list[tuple[str, str]]:
@@ -47,6 +50,28 @@ def contiguous_ranges(ordered_keys: Sequence[str], wanted: set[str]) -> list[tup
     return ranges
 
 
+def chunked(
+    ordered_keys: Sequence[str], ranges: list[tuple[str, str]], size: int
+) -> list[tuple[str, str]]:
+    """Split each (first, last) range into ranges of at most `size` keys: one Dagster run
+    each, so progress shows and a failure stops a few runs, not the sweep."""
+    position = {key: i for i, key in enumerate(ordered_keys)}
+    out: list[tuple[str, str]] = []
+    for first, last in ranges:
+        keys = ordered_keys[position[first] : position[last] + 1]
+        out.extend((keys[i], keys[min(i + size, len(keys)) - 1]) for i in range(0, len(keys), size))
+    return out
+
+
+def _failure_text(result: dg.ExecuteInProcessResult) -> str:
+    for event in result.all_events:
+        if event.is_step_failure and event.step_failure_data is not None:
+            error = event.step_failure_data.error
+            text = error.message.strip() if error else "step failed"
+            return f"{event.step_key}: {text.splitlines()[0] if text else 'failed'}"
+    return "the run failed"
+
+
 def _check(result: dg.ExecuteInProcessResult, what: str) -> None:
     if not result.success:
         raise RuntimeError(f"{what} failed; open the run {result.run_id} in `bench ui` for details")
@@ -56,9 +81,13 @@ def run_main(
     experiment_file: Path,
     instance: dg.DagsterInstance,
     progress: Callable[[str], None] = print,
+    endurance_s: float = 30.0,
 ) -> MainRunSummary:
     # Imported here so that `bench design` and `bench sql` stay fast to start.
+    from assets.build import sandboxed_build
     from assets.design import experiment_design, run_spec
+    from assets.evaluation import bot_evaluation
+    from assets.generation import agent_generation
     from assets.partitions import run_partitions
     from assets.warehouse import warehouse
     from bench_pipeline.definitions import defs
@@ -66,7 +95,8 @@ def run_main(
 
     experiment = load_experiment(experiment_file)  # refuse a bad file before anything runs
     resources = defs.resources
-    all_assets = [experiment_design, run_spec, warehouse]
+    run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation]
+    all_assets = [experiment_design, *run_stages, warehouse]
 
     progress(f"designing {experiment.name} from {experiment_file}")
     before = set(instance.get_dynamic_partitions(run_partitions.name))
@@ -85,24 +115,35 @@ def run_main(
     ordered = instance.get_dynamic_partitions(run_partitions.name)
     prefix = f"{experiment.name}."
     wanted = {k for k in ordered if k.startswith(prefix)}
-    # Only runs that have not been through the stages yet: what exists is never redone here
-    # (agent runs cost money); recomputing stale stages is the automation's job.
-    done = instance.get_materialized_partitions(run_spec.key)
+    # Only runs that have not been through every stage yet: what exists is never redone
+    # here, and an agent run that exists is reused, not repeated (it costs money);
+    # recomputing stale stages is the automation's job.
+    done = instance.get_materialized_partitions(bot_evaluation.key)
     todo = wanted - done
     if not todo:
         progress("every run of this experiment already has its stages")
 
-    for first, last in contiguous_ranges(ordered, todo):
-        progress(f"run stages for partitions {first} … {last}")
+    failed: list[str] = []
+    chunks = chunked(ordered, contiguous_ranges(ordered, todo), CHUNK)
+    for n, (first, last) in enumerate(chunks, start=1):
+        progress(f"[{n}/{len(chunks)}] agent, build and bot for runs {first} … {last}")
         result = dg.materialize(
             all_assets,
-            selection=[run_spec],
+            selection=run_stages,
             instance=instance,
             resources=resources,
-            run_config=QUIET,
+            run_config={
+                **QUIET,
+                "ops": {"bot_evaluation": {"config": {"endurance_seconds": endurance_s}}},
+            },
             tags={RANGE_START: first, RANGE_END: last, "bench/experiment": experiment.name},
+            raise_on_error=False,
         )
-        _check(result, f"run stages {first}…{last}")
+        if not result.success:
+            # The rest of the sweep goes on; the warehouse still gets what did succeed.
+            failure = _failure_text(result)
+            failed.append(f"runs {first} … {last}: {failure} (Dagster run {result.run_id})")
+            progress(f"failed: {failure}")
 
     progress("building the warehouse")
     result = dg.materialize(
@@ -122,4 +163,5 @@ def run_main(
         executed_runs=len(todo),
         warehouse=Path(str(mat.metadata["path"].value)),
         tables=tables,
+        failed=failed,
     )

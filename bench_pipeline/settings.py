@@ -40,3 +40,11 @@ def sql_models_dir() -> Path:
 def dagster_home() -> Path:
     """Project-local DAGSTER_HOME so that run history survives `dagster dev` restarts."""
     return Path(os.environ.get("DAGSTER_HOME") or project_root() / "dagster_home").resolve()
+
+
+def toolchain_bin() -> Path:
+    """The pinned npm toolchain (tsc, eslint, ...) that `make setup` installs."""
+    return Path(
+        os.environ.get("BENCH_TOOLCHAIN_BIN")
+        or project_root() / "toolchain" / "node_modules" / ".bin"
+    ).resolve()

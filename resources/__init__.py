@@ -1,6 +1,8 @@
 """Dagster resources: thin typed wrappers around `bench_pipeline` objects."""
 
+from resources.agent import AgentResource
 from resources.artifact_store import ArtifactStoreResource
+from resources.sandbox import SandboxResource
 from resources.warehouse import WarehouseResource
 
-__all__ = ["ArtifactStoreResource", "WarehouseResource"]
+__all__ = ["AgentResource", "ArtifactStoreResource", "SandboxResource", "WarehouseResource"]

@@ -8,7 +8,7 @@ import pytest
 
 from bench_pipeline import settings
 from bench_pipeline.warehouse.artifacts import ArtifactStore
-from resources import ArtifactStoreResource, WarehouseResource
+from resources import AgentResource, ArtifactStoreResource, SandboxResource, WarehouseResource
 
 REPO = settings.project_root()
 EXPERIMENTS = REPO / "experiments"
@@ -34,6 +34,8 @@ def resources(data_dir: Path) -> dict[str, dg.ConfigurableResource]:
     return {
         "artifact_store": ArtifactStoreResource(root=str(data_dir / "artifacts")),
         "warehouse": WarehouseResource(path=str(data_dir / "warehouse.duckdb")),
+        "agent": AgentResource(),
+        "sandbox": SandboxResource(),
     }
 
 

@@ -56,6 +56,21 @@ def test_design_json_is_the_contract() -> None:
     assert [c["cell_id"] for c in again["cells"]] == [c["cell_id"] for c in design["cells"]]
 
 
+def test_design_of_a_relative_path_finds_the_registry_beside_it() -> None:
+    # As the README says to run it, from the repo root with a relative path: the registry
+    # beside the file must not be looked up at experiments/experiments/models.yaml.
+    result = subprocess.run(
+        [str(BENCH), "design", "experiments/demo.yaml", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=settings.project_root(),
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["experiment"] == "demo"
+
+
 def test_design_table_is_readable() -> None:
     result = bench("design", str(EXPERIMENTS / "smoke.yaml"))
     assert result.returncode == 0, result.stderr

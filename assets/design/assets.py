@@ -78,6 +78,7 @@ def experiment_design(
     group_name="experiment_design",
     kinds={"python"},
     code_version=DESIGN_CODE_VERSION,
+    backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
     description="The frozen specification of one run: its cell's config, seed, and the "
     "model's harness and prices as the registry had them when the run was planned.",
 )

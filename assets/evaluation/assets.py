@@ -1,9 +1,12 @@
 """Stage 4: the gameplay bot plays each run's game and returns sixteen verdicts."""
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import dagster as dg
 
+from assets.build import sandboxed_build
 from assets.design import run_spec
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
@@ -15,25 +18,42 @@ from bench_pipeline.bot.record import (
     served_dir,
     to_record,
 )
+from bench_pipeline.warehouse.artifacts import ArtifactStore
 from resources import ArtifactStoreResource
 
-SANDBOXED_BUILD = dg.AssetKey("sandboxed_build")
 VERDICTS = {"PASS", "FAIL", "INCONCLUSIVE"}
 
 
 class BotEvaluationConfig(dg.Config):
     endurance_seconds: float = 30.0
+    # Browsers at once when one step evaluates several runs (a partition range).
+    parallel_browsers: int = 2
+
+
+def _evaluate_run(store: ArtifactStore, run_id: str, endurance_s: float) -> dict[str, Any]:
+    target = served_dir(store, run_id)
+    evidence = store.run_dir(run_id, STAGE)
+    if target is None:
+        # A failed build is a result: the run scores what it earns.
+        result = no_page_evaluation(run_id, "the build produced no page to play")
+    else:
+        result = evaluate(str(target), endurance_s, evidence)
+    record = to_record(result, evidence)
+    store.write_record(STAGE, run_id, record)
+    record["why"] = {t: result.results[t].reason for t in TEST_IDS}
+    return record
 
 
 @dg.asset(
     partitions_def=run_partitions,
-    deps=[run_spec, SANDBOXED_BUILD],
+    deps=[run_spec, sandboxed_build],
     group_name="bot_evaluation",
     kinds={"playwright", "chromium"},
     # A new bot version makes every evaluation stale; agent runs upstream are untouched.
     code_version=BOT_VERSION,
     # Two cores: at most two browsers at once across all runs (see dagster.yaml).
     pool="browser",
+    backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
     retry_policy=dg.RetryPolicy(max_retries=1, delay=5, backoff=dg.Backoff.EXPONENTIAL),
     description="The Playwright bot plays the run's built game (from the sandboxed_build "
     "record) and records the sixteen verdicts of contracts §1, with screenshots and the "
@@ -45,36 +65,54 @@ def bot_evaluation(
     artifact_store: ArtifactStoreResource,
 ) -> dg.MaterializeResult:
     store = artifact_store.store()
-    run_id = context.partition_key
-    try:
-        target = served_dir(store, run_id)
-    except NoBuildRecord as missing:
-        raise dg.Failure(description=str(missing), allow_retries=False) from missing
-    evidence = store.run_dir(run_id, STAGE)
-    if target is None:
-        # A failed build is a result: the run scores what it earns.
-        result = no_page_evaluation(run_id, "the build produced no page to play")
-    else:
-        result = evaluate(str(target), config.endurance_seconds, evidence)
-    record = to_record(result, evidence)
-    store.write_record(STAGE, run_id, record)
-    rows = [
-        {"test": t, "verdict": result.results[t].verdict.value, "why": result.results[t].reason}
-        for t in TEST_IDS
-    ]
-    return dg.MaterializeResult(
-        metadata={
-            "gameplay_score": record["gameplay_score"],
-            "passed": record["passed"],
-            "failed": record["failed"],
-            "inconclusive": record["inconclusive"],
-            "renderer": record["renderer"],
-            "start": str(record["start"]),
-            "duration_s": record["duration_s"],
-            "verdicts": markdown_table(rows, 16),
-            "evidence": dg.MetadataValue.path(str(evidence)),
-        }
-    )
+    run_ids = context.partition_keys
+    for run_id in run_ids:
+        try:
+            served_dir(store, run_id)
+        except NoBuildRecord as missing:
+            raise dg.Failure(description=str(missing), allow_retries=False) from missing
+    workers = max(1, min(config.parallel_browsers, len(run_ids)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
+        records = list(
+            pool.map(lambda r: _evaluate_run(store, r, config.endurance_seconds), run_ids)
+        )
+    for run_id, record in zip(run_ids, records, strict=True):
+        context.log.info(f"{run_id}: gameplay score {record['gameplay_score']}")
+    metadata: dict[str, Any] = {
+        "runs": len(records),
+        "mean_gameplay_score": round(sum(r["gameplay_score"] for r in records) / len(records), 2),
+        "scores": markdown_table(
+            [
+                {
+                    "run": r,
+                    "score": rec["gameplay_score"],
+                    "pass": rec["passed"],
+                    "fail": rec["failed"],
+                }
+                for r, rec in zip(run_ids, records, strict=True)
+            ],
+            50,
+        ),
+    }
+    if len(records) == 1:
+        record = records[0]
+        rows = [
+            {"test": t, "verdict": record["tests"][t], "why": record["why"][t]} for t in TEST_IDS
+        ]
+        metadata.update(
+            {
+                "gameplay_score": record["gameplay_score"],
+                "passed": record["passed"],
+                "failed": record["failed"],
+                "inconclusive": record["inconclusive"],
+                "renderer": record["renderer"],
+                "start": str(record["start"]),
+                "duration_s": record["duration_s"],
+                "verdicts": markdown_table(rows, 16),
+                "evidence": dg.MetadataValue.path(str(record["artifacts_dir"])),
+            }
+        )
+    return dg.MaterializeResult(metadata=metadata)
 
 
 @dg.asset_check(asset=bot_evaluation, blocking=True, description="Sixteen valid verdicts.")

@@ -2,7 +2,10 @@
 
 import dagster as dg
 
+from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
+from assets.evaluation import bot_evaluation
+from assets.generation import agent_generation
 from assets.metadata import markdown_table
 from resources import ArtifactStoreResource, WarehouseResource
 
@@ -10,7 +13,7 @@ WAREHOUSE_CODE_VERSION = "1"
 
 
 @dg.asset(
-    deps=[experiment_design, run_spec],
+    deps=[experiment_design, run_spec, agent_generation, sandboxed_build, bot_evaluation],
     group_name="warehouse",
     kinds={"duckdb", "sql"},
     code_version=WAREHOUSE_CODE_VERSION,

@@ -144,7 +144,9 @@ def default_models_file(experiment_file: Path) -> Path:
 
 def _load_registry(raw: Any, file_path: Path, path: str) -> tuple[Path, ModelRegistry]:
     if raw is None:
-        raw = str(default_models_file(file_path))
+        # Already resolved (beside the file, $BENCH_MODELS_FILE or the project's): not
+        # relative to the experiment file, so it must not be joined to its folder again.
+        raw = str(default_models_file(file_path).resolve())
     if not isinstance(raw, str) or not raw.strip():
         raise DesignError(
             path, "models_file", f"must be a non-empty path string, got {describe_value(raw)}"

@@ -21,6 +21,7 @@ import duckdb
 import pandas as pd
 from filelock import FileLock
 
+from bench_pipeline.bot.contract import TEST_IDS
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.models import SqlModel, load_models
 
@@ -43,6 +44,66 @@ SOURCE_SCHEMAS: dict[str, dict[str, str]] = {
         "current": "BOOLEAN",
     },
 }
+
+# The per-run stages' records: the columns the SQL models read, so that they compile
+# before any run reached that stage (a stage writes more columns than these).
+_TESTS_STRUCT = "STRUCT(" + ", ".join(f"{t} VARCHAR" for t in TEST_IDS) + ")"
+SOURCE_SCHEMAS.update(
+    {
+        "raw_agent_generation": {
+            "run_id": "VARCHAR",
+            "agent": "VARCHAR",
+            "adapter": "VARCHAR",
+            "model": "VARCHAR",
+            "status": "VARCHAR",
+            "message": "VARCHAR",
+            "exit_code": "INTEGER",
+            "input_tokens": "BIGINT",
+            "output_tokens": "BIGINT",
+            "cache_read_tokens": "BIGINT",
+            "cache_creation_tokens": "BIGINT",
+            "cost_usd": "DOUBLE",
+            "cost_source": "VARCHAR",
+            "turns": "INTEGER",
+            "tool_calls": "INTEGER",
+            "duration_s": "DOUBLE",
+            "wall_s": "DOUBLE",
+            "budget_usd": "DOUBLE",
+            "budget_hit": "BOOLEAN",
+            "files": "INTEGER",
+            "workspace_bytes": "BIGINT",
+            "started_at": "VARCHAR",
+            "finished_at": "VARCHAR",
+            "prompt_version": "VARCHAR",
+            "transcript_path": "VARCHAR",
+            "archive_path": "VARCHAR",
+            "details": "VARCHAR",
+        },
+        "raw_sandboxed_build": {
+            "run_id": "VARCHAR",
+            "build_ok": "BOOLEAN",
+            "kind": "VARCHAR",
+            "message": "VARCHAR",
+            "duration_s": "DOUBLE",
+            "served_dir": "VARCHAR",
+            "entry_point": "VARCHAR",
+            "output_bytes": "BIGINT",
+            "sandbox": "VARCHAR",
+            "log_path": "VARCHAR",
+        },
+        "raw_bot_evaluation": {
+            "run_id": "VARCHAR",
+            "bot_version": "VARCHAR",
+            "gameplay_score": "DOUBLE",
+            "duration_s": "DOUBLE",
+            "renderer": "VARCHAR",
+            "passed": "INTEGER",
+            "failed": "INTEGER",
+            "inconclusive": "INTEGER",
+            "tests": _TESTS_STRUCT,
+        },
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -106,6 +167,11 @@ def _load_sources(con: duckdb.DuckDBPyConnection, store: ArtifactStore) -> list[
             [store.record_glob(stage)],
         )
         names.append(table)
+    for table, columns in SOURCE_SCHEMAS.items():
+        if table not in names:  # a stage no run has reached yet: an empty table
+            cols = ", ".join(f'"{c}" {t}' for c, t in columns.items())
+            con.execute(f"CREATE TABLE {table} ({cols})")
+            names.append(table)
     return names
 
 

@@ -17,6 +17,8 @@ def test_every_stage_has_its_group_and_code_version() -> None:
     assert groups == {
         "experiment_design": "experiment_design",
         "run_spec": "experiment_design",
+        "agent_generation": "agent_generation",
+        "sandboxed_build": "sandboxed_build",
         "bot_evaluation": "bot_evaluation",
         "warehouse": "warehouse",
     }
@@ -27,9 +29,12 @@ def test_every_stage_has_its_group_and_code_version() -> None:
 
 def test_per_run_assets_are_partitioned_by_run() -> None:
     graph = defs.resolve_asset_graph()
-    spec = graph.get(dg.AssetKey("run_spec"))
-    assert isinstance(spec.partitions_def, dg.DynamicPartitionsDefinition)
-    assert spec.partitions_def.name == "runs"
+    for name in ("run_spec", "agent_generation", "sandboxed_build", "bot_evaluation"):
+        node = graph.get(dg.AssetKey(name))
+        assert isinstance(node.partitions_def, dg.DynamicPartitionsDefinition), name
+        assert node.partitions_def.name == "runs"
+        # A backfill over many runs becomes a few Dagster runs of up to ten partitions.
+        assert node.backfill_policy == dg.BackfillPolicy.multi_run(max_partitions_per_run=10)
 
 
 def test_jobs_are_registered() -> None:

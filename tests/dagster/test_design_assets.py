@@ -76,15 +76,35 @@ def test_contiguous_ranges() -> None:
 def test_main_run_then_redesign_adds_only_new_runs(
     instance: dg.DagsterInstance, data_dir: Path, tmp_path: Path
 ) -> None:
-    first = run_main(SMOKE, instance, progress=lambda _: None)
+    first = run_main(SMOKE, instance, progress=lambda _: None, endurance_s=4.0)
     assert first.runs == first.new_runs > 0
     assert first.tables["stg_runs"] == first.runs
     assert first.tables["raw_run_spec"] == first.runs
+    assert first.failed == []
     store = ArtifactStore(data_dir / "artifacts")
     stamps = {p.name: p.stat().st_mtime_ns for p in (store.root / "records" / "run_spec").iterdir()}
+    agent_stamps = {
+        p.name: p.stat().st_mtime_ns
+        for p in (store.root / "records" / "agent_generation").iterdir()
+    }
+    # Every run reached the warehouse with what the agent, the build and the bot said.
+    columns, rows = query(
+        data_dir / "warehouse.duckdb",
+        "select agent, model, status, build_ok, input_tokens, output_tokens, cost_usd, "
+        "duration_s, gameplay_score from fct_runs",
+    )
+    assert len(rows) == first.runs
+    for row in rows:
+        run = dict(zip(columns, row, strict=True))
+        assert run["agent"] == "synthetic" and run["status"] == "completed", run
+        assert run["build_ok"] is True
+        assert run["input_tokens"] > 0 and run["output_tokens"] > 0 and run["cost_usd"] > 0
+        assert run["duration_s"] > 0 and 0 <= run["gameplay_score"] <= 100
+    _, verdicts = query(data_dir / "warehouse.duckdb", "select count(*) from fct_test_results")
+    assert verdicts == [(16 * first.runs,)]
 
     # Same file again: nothing new, nothing re-executed.
-    again = run_main(SMOKE, instance, progress=lambda _: None)
+    again = run_main(SMOKE, instance, progress=lambda _: None, endurance_s=4.0)
     assert (again.new_runs, again.executed_runs) == (0, 0)
 
     # The same experiment with one more level on an axis: only the new cells' runs are added.
@@ -95,7 +115,7 @@ def test_main_run_then_redesign_adds_only_new_runs(
     grown_file = tmp_path / "smoke.yaml"
     grown_file.write_text(yaml.safe_dump(grown))
     (tmp_path / "models.yaml").write_text((settings.experiments_dir() / "models.yaml").read_text())
-    second = run_main(grown_file, instance, progress=lambda _: None)
+    second = run_main(grown_file, instance, progress=lambda _: None, endurance_s=4.0)
     assert second.new_runs == grown.get("repeats", 3)
     assert second.runs == first.runs + second.new_runs
     assert second.executed_runs == second.new_runs
@@ -104,4 +124,9 @@ def test_main_run_then_redesign_adds_only_new_runs(
     # Existing runs and their results stay, untouched.
     after = {p.name: p.stat().st_mtime_ns for p in (store.root / "records" / "run_spec").iterdir()}
     assert {k: after[k] for k in stamps} == stamps
+    agents_after = {
+        p.name: p.stat().st_mtime_ns
+        for p in (store.root / "records" / "agent_generation").iterdir()
+    }
+    assert {k: agents_after[k] for k in agent_stamps} == agent_stamps  # never run twice
     assert len(after) == second.runs

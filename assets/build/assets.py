@@ -1,0 +1,74 @@
+"""Stage 3: install and build what each agent wrote, inside the sandbox."""
+
+import dagster as dg
+
+from assets.generation import agent_generation
+from assets.metadata import markdown_table
+from assets.partitions import run_partitions
+from bench_pipeline import settings
+from bench_pipeline.agents.stage import NoGenerationRecord
+from bench_pipeline.build.stage import STAGE, run_build
+from resources import ArtifactStoreResource, SandboxResource
+
+# Bump when the build logic changes: every build (and what depends on it) becomes stale,
+# the agent runs upstream do not.
+BUILD_CODE_VERSION = "1"
+
+
+@dg.asset(
+    name=STAGE,
+    partitions_def=run_partitions,
+    deps=[agent_generation],
+    group_name="sandboxed_build",
+    kinds={"npm", "bubblewrap"},
+    code_version=BUILD_CODE_VERSION,
+    pool="builds",
+    backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
+    description="Detect what the agent made (static site, npm project, TypeScript), install "
+    "and build it in the sandbox with no network except an allowed install phase; record "
+    "success, capped logs, duration, the served entry point and the output size.",
+)
+def sandboxed_build(
+    context: dg.AssetExecutionContext,
+    artifact_store: ArtifactStoreResource,
+    sandbox: SandboxResource,
+) -> dg.MaterializeResult:
+    store = artifact_store.store()
+    box = sandbox.sandbox()
+    rows = []
+    missing: list[str] = []
+    for run_id in context.partition_keys:
+        try:
+            record = run_build(
+                run_id,
+                store,
+                box,
+                toolchain_bin=settings.toolchain_bin(),
+                install_network=sandbox.install_network,
+                timeout_s=sandbox.build_timeout_s,
+            )
+        except NoGenerationRecord as exc:
+            missing.append(str(exc))
+            continue
+        context.log.info(f"{run_id}: {record['message']}")
+        rows.append(
+            {
+                "run": run_id,
+                "build_ok": record["build_ok"],
+                "kind": record["kind"],
+                "entry": record.get("entry_point"),
+                "bytes": record.get("output_bytes"),
+                "seconds": record.get("duration_s"),
+            }
+        )
+    if missing:
+        # Fail the step after the other runs went through: their outputs are stored, and a
+        # retry reuses them (agent runs are never redone), so only the broken ones remain.
+        raise dg.Failure(description="\n".join(missing), allow_retries=False)
+    metadata = {
+        "runs": len(rows),
+        "build_ok": sum(1 for r in rows if r["build_ok"]),
+        "build_failed": sum(1 for r in rows if not r["build_ok"]),
+        "builds": markdown_table(rows, 50),
+    }
+    return dg.MaterializeResult(metadata=metadata)

@@ -1,0 +1,94 @@
+"""Stage 2: an agent builds Tetris for each run. The expensive stage: never redone silently."""
+
+import dagster as dg
+
+from assets.design import run_spec
+from assets.metadata import markdown_table
+from assets.partitions import run_partitions
+from bench_pipeline.agents.base import AgentSetupError
+from bench_pipeline.agents.stage import STAGE, run_generation
+from bench_pipeline.run_spec import RUN_SPEC_STAGE
+from resources import AgentResource, ArtifactStoreResource, SandboxResource
+
+# Fixed on purpose: a change to this code must never make agent runs stale (they cost
+# money). Rerun one explicitly with the `rerun` config.
+GENERATION_CODE_VERSION = "1"
+
+
+class AgentGenerationConfig(dg.Config):
+    rerun: bool = False  # True: run the agent again; the earlier attempt is kept aside
+
+
+@dg.asset(
+    partitions_def=run_partitions,
+    deps=[run_spec],
+    group_name="agent_generation",
+    kinds={"python"},
+    code_version=GENERATION_CODE_VERSION,
+    pool="agents",
+    backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
+    description="The agent of the run's cell builds Tetris in a sandboxed workspace: "
+    "transcript, workspace archive, tokens, cost, turns and time. A run that already has "
+    "its output is reused unless `rerun` is set.",
+)
+def agent_generation(
+    context: dg.AssetExecutionContext,
+    config: AgentGenerationConfig,
+    artifact_store: ArtifactStoreResource,
+    agent: AgentResource,
+    sandbox: SandboxResource,
+) -> dg.MaterializeResult:
+    store = artifact_store.store()
+    box = sandbox.sandbox()
+    rows = []
+    setup_errors: list[str] = []
+    for run_id in context.partition_keys:
+        spec = store.read_record(RUN_SPEC_STAGE, run_id)
+        if spec is None:
+            setup_errors.append(f"{run_id}: no run_spec record; materialize run_spec first")
+            continue
+        try:
+            result = run_generation(
+                spec,
+                store,
+                lambda harness, rid=run_id: agent.adapter(harness, rid),
+                box,
+                rerun=config.rerun,
+            )
+        except AgentSetupError as exc:
+            # The machine's problem (CLI not installed): the other runs still go ahead.
+            setup_errors.append(f"{run_id}: {exc}")
+            continue
+        record = result.record
+        verb = "reused" if result.reused else record["status"]
+        context.log.info(f"{run_id}: {verb}: {record['message']}")
+        rows.append(
+            {
+                "run": run_id,
+                "status": record["status"],
+                "reused": result.reused,
+                "cost_usd": record.get("cost_usd"),
+                "tokens_in": record.get("input_tokens"),
+                "tokens_out": record.get("output_tokens"),
+                "turns": record.get("turns"),
+                "files": record.get("files"),
+            }
+        )
+    if setup_errors:
+        # Fail the step after the other runs went through: their outputs are stored, and a
+        # retry reuses them (agent runs are never redone), so only the broken ones remain.
+        raise dg.Failure(description="\n".join(setup_errors), allow_retries=False)
+    last = store.run_dir(context.partition_keys[-1], STAGE)
+    costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
+    metadata = {
+        "runs": len(rows),
+        "reused": sum(1 for r in rows if r["reused"]),
+        "completed": sum(1 for r in rows if r["status"] == "completed"),
+        "budget_exceeded": sum(1 for r in rows if r["status"] == "budget_exceeded"),
+        "cost_usd": round(sum(costs), 4),
+        "input_tokens": sum(r["tokens_in"] or 0 for r in rows),
+        "output_tokens": sum(r["tokens_out"] or 0 for r in rows),
+        "runs_table": markdown_table(rows, 50),
+        "workspace": dg.MetadataValue.path(str(last)),
+    }
+    return dg.MaterializeResult(metadata=metadata)

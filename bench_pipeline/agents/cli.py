@@ -1,0 +1,308 @@
+"""Shared machinery of the adapters that run an agent CLI (Claude Code, Codex, any command).
+
+One run: resolve the executable on PATH, prepare a private HOME beside the workspace, run
+the CLI under the sandbox with the network on (the agent must reach its model API), stream
+its stdout into the transcript file and through a usage meter, stop it from the line hook
+when the running cost passes the budget or the turns pass the limit, and turn what
+happened into an `AgentOutcome` with one readable message.
+
+Subclasses only say how to build the argv and the environment, and which meter reads the
+output (`CliAdapter.build`).
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
+from bench_pipeline.agents.transcripts import Prices, UsageMeter
+from bench_pipeline.sandbox.base import Sandbox, SandboxPolicy, SandboxResult, sandbox_path
+
+# A folder we created as an agent HOME carries this marker; only such a folder is ever
+# emptied for a fresh run (a retry must not inherit the previous attempt's sessions).
+HOME_MARKER = ".bench-agent-home"
+# Agents run npm installs and dev servers: more room than the build-step defaults.
+AGENT_MEMORY_MB = 8192
+AGENT_MAX_PROCESSES = 512
+# A long session prints megabytes of stream-json (tool results carry whole files). Kept in
+# memory: 2 MB per stream; the transcript file keeps up to 20x that; killed past 60 MB.
+AGENT_OUTPUT_CAP_BYTES = 2_000_000
+AGENT_OUTPUT_KILL_BYTES = 60_000_000
+STDERR_TAIL_CHARS = 600
+
+
+def host_env(names: Iterable[str]) -> dict[str, str]:
+    """The named variables of the harness's own environment that are set (and not empty)."""
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
+def resolve_executable(name: str, install_hint: str) -> Path:
+    """The absolute path of `name` on the harness's PATH, or AgentSetupError saying how to fix.
+
+    The sandbox starts from a clean environment, so the CLI is passed by absolute path.
+    """
+    if os.sep in name:
+        path = Path(name).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return path.absolute()
+        raise AgentSetupError(f"`{name}` is not an executable file: {install_hint}")
+    found = shutil.which(name)
+    if found is None:
+        raise AgentSetupError(f"`{name}` not found on PATH: {install_hint}")
+    return Path(found).absolute()
+
+
+def prompt_arg(prompt: str) -> str:
+    """The prompt as a command-line argument: one starting with "-" (a markdown list) would be
+    read as an option, so it gets a leading newline, which the model does not care about."""
+    return "\n" + prompt if prompt.startswith("-") else prompt
+
+
+def agent_home(task: AgentTask) -> Path:
+    """A fresh per-run HOME beside (never inside) the workspace: the CLI's config, sessions
+    and caches go there, not into the project the agent builds (nor the user's real HOME)."""
+    home = task.transcript_path.parent / "home"
+    workspace = task.workspace.resolve()
+    if home.resolve().is_relative_to(workspace):
+        home = workspace.parent / f"{workspace.name}.home"
+    if home.exists():
+        if not (home / HOME_MARKER).is_file() and any(home.iterdir()):
+            raise AgentSetupError(
+                f"{home} exists and was not created by the harness; refusing to reuse it as "
+                "the agent's HOME (move it away)"
+            )
+        shutil.rmtree(home)
+    home.mkdir(parents=True)
+    (home / HOME_MARKER).write_text("per-run HOME of an agent CLI; deleted on the next run\n")
+    return home
+
+
+def stderr_tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
+    """The last non-blank lines of stderr on one line (the error is usually at the end)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    tail = " | ".join(lines[-5:])
+    return tail if len(tail) <= limit else "…" + tail[-(limit - 1) :]
+
+
+@dataclass
+class CliPlan:
+    """How to run one CLI for one task: what the adapter's `build` returns."""
+
+    label: str  # the CLI's name in messages ("claude")
+    argv: list[str]  # argv[0] absolute
+    meter: UsageMeter
+    env: dict[str, str] = field(default_factory=dict)
+    # Expected output format in words, for "printed no ... events"; None: plain text is fine.
+    structured: str | None = None
+    # Called after every line (after the meter): an adapter's extra live reading.
+    on_line: Callable[[], None] | None = None
+    # Called once after the CLI ended, before the outcome is judged.
+    finish: Callable[[], None] | None = None
+    # Facts for the outcome details (never secrets).
+    details: dict[str, Any] = field(default_factory=dict)
+    # Appended to a failure message (e.g. which credential variable was missing).
+    failure_hint: str = ""
+
+
+class _Limits:
+    """The line hook: feed the meter, then stop the run when a limit of the cell is passed."""
+
+    def __init__(self, task: AgentTask, plan: CliPlan, prices: Prices) -> None:
+        self.task = task
+        self.plan = plan
+        self.prices = prices
+        self.kind: str | None = None  # "budget" | "max_turns" once stopped
+        self.internal_error: str | None = None
+
+    def __call__(self, line: str) -> str | None:
+        meter = self.plan.meter
+        try:
+            meter.feed(line)
+            if self.plan.on_line is not None:
+                self.plan.on_line()
+            cost = meter.running_cost(self.prices)
+        except Exception as exc:  # a parser bug must not kill the reader loop of the sandbox
+            self.internal_error = f"{type(exc).__name__}: {exc}"
+            return None
+        if meter.finished:
+            # The CLI is reporting its end: its own totals (Claude 2.x counts the prompt as a
+            # turn, so num_turns is one more than the replies) are for `judge`, not a reason
+            # to kill a run that is exiting anyway.
+            return None
+        budget = self.task.budget_usd
+        if cost is not None and cost > budget:
+            self.kind = "budget"
+            return f"budget exceeded: ${cost:.2f} of ${budget:.2f}"
+        if meter.turns > self.task.max_turns:
+            self.kind = "max_turns"
+            return f"max turns exceeded: {meter.turns} of {self.task.max_turns}"
+        return None
+
+
+def run_cli(task: AgentTask, sandbox: Sandbox, plan: CliPlan, home: Path) -> AgentOutcome:
+    """Run `plan` under `sandbox` for `task` and judge what happened."""
+    prices = Prices.of(task)
+    env = {"HOME": str(home), "PATH": sandbox_path(Path(plan.argv[0]).parent), **plan.env}
+    policy = SandboxPolicy(
+        timeout_s=task.time_limit_s,
+        network=True,
+        memory_mb=AGENT_MEMORY_MB,
+        max_processes=AGENT_MAX_PROCESSES,
+        output_cap_bytes=AGENT_OUTPUT_CAP_BYTES,
+        output_kill_bytes=AGENT_OUTPUT_KILL_BYTES,
+        env=env,
+        # Visible anyway under bubblewrap (the host is read-only); docker mounts only these.
+        read_only=[Path(plan.argv[0]).resolve().parent],
+        writable=[home],
+    )
+    task.transcript_path.parent.mkdir(parents=True, exist_ok=True)
+    # The sandbox appends to the transcript file; a retry starts from an empty one.
+    task.transcript_path.unlink(missing_ok=True)
+    limits = _Limits(task, plan, prices)
+    result = sandbox.run(
+        plan.argv,
+        task.workspace,
+        policy,
+        cwd=task.workspace,
+        on_stdout_line=limits,
+        stdout_file=task.transcript_path,
+    )
+    if plan.finish is not None:
+        plan.finish()
+    return judge(task, plan, result, limits, prices, env)
+
+
+def judge(
+    task: AgentTask,
+    plan: CliPlan,
+    result: SandboxResult,
+    limits: _Limits,
+    prices: Prices,
+    env: Mapping[str, str],
+) -> AgentOutcome:
+    """Status and message from the sandbox result and what the meter read, in that order:
+    the harness's own stops first, then the CLI's output, then its exit code."""
+    meter = plan.meter
+    usage = meter.usage(prices)
+    label = plan.label
+    tail = stderr_tail(result.stderr)
+    cost_text = f"${usage.cost_usd:.2f}" if usage.cost_usd is not None else "cost unknown"
+    budget_hit = False
+
+    if result.error:
+        status, message = "error", f"{label} could not be started: {result.error}"
+    elif result.stopped and limits.kind == "budget":
+        status, message, budget_hit = "budget_exceeded", f"{label} stopped: {result.stopped}", True
+    elif result.stopped and limits.kind == "max_turns":
+        status, message = "max_turns", f"{label} stopped: {result.stopped}"
+    elif result.timed_out:
+        status = "timed_out"
+        message = f"{label} killed after the {task.time_limit_s:.0f} s time limit ({cost_text})"
+    elif result.exit_code is None:
+        status = "failed"
+        message = f"{label} was killed by the sandbox ({result.limit_hit or 'unknown'} limit)"
+    elif plan.structured and meter.events == 0 and result.exit_code != 0:
+        status = "failed"
+        message = f"{label} exited with code {result.exit_code} before any event: " + (
+            tail or _first_line(meter) or "no output"
+        )
+    elif plan.structured and meter.events == 0:
+        status = "error"
+        first = _first_line(meter)
+        message = (
+            f"{label} printed no {plan.structured} events; first line: {first!r}"
+            if first
+            else f"{label} printed nothing on stdout" + (f"; stderr: {tail}" if tail else "")
+        )
+    elif meter.limit_hit == "max_turns":
+        status, message = "max_turns", f"{label} stopped itself at the {task.max_turns} turn limit"
+    elif meter.limit_hit == "budget":
+        status, message, budget_hit = "budget_exceeded", f"{label} stopped at its budget", True
+    elif result.exit_code != 0:
+        # What the CLI reported in its stream first (stream-json puts API errors there), then
+        # its stderr, where crashes and usage errors go.
+        reason = "; ".join(meter.errors[-3:])
+        if tail:
+            reason = f"{reason} | stderr: {tail}" if reason else tail
+        status = "failed"
+        message = f"{label} exited with code {result.exit_code}: {reason or 'no error text'}"
+    elif meter.is_error:
+        status = "failed"
+        message = f"{label} reported an error: " + "; ".join(meter.errors[-3:])
+    else:
+        status, message = "completed", _completed_message(label, meter, usage, cost_text)
+
+    if status == "completed" and usage.cost_usd is not None and usage.cost_usd > task.budget_usd:
+        # The budget could only be checked at the end (prices unknown while streaming, or the
+        # final event alone pushed it over): the run still spent more than it was allowed.
+        status, budget_hit = "budget_exceeded", True
+        message = f"{label} finished but spent {cost_text} of its ${task.budget_usd:.2f} budget"
+    if status == "failed" and result.limit_hit and result.exit_code is not None:
+        message = f"{message} ({result.limit_hit} limit hit)"
+    if status == "failed" and plan.failure_hint:
+        message = f"{message} ({plan.failure_hint})"
+
+    details: dict[str, Any] = {
+        "argv": list(plan.argv),
+        "executable": plan.argv[0],
+        "env_keys": sorted(env),  # names only: values may be credentials
+        "sandbox": result.to_json(),
+        "transcript": str(task.transcript_path),
+        "meter": meter.summary(),
+        **plan.details,
+    }
+    if result.stopped:
+        details["stop_reason"] = result.stopped
+    if tail:
+        details["stderr_tail"] = tail
+    if limits.internal_error:
+        details["meter_internal_error"] = limits.internal_error
+    priced = getattr(meter, "priced_cost", None)
+    if callable(priced):
+        details["priced_cost_usd"] = priced(prices)
+    return AgentOutcome(
+        status=status,  # type: ignore[arg-type]
+        message=message,
+        usage=usage,
+        exit_code=result.exit_code,
+        duration_s=result.duration_s,
+        budget_hit=budget_hit,
+        transcript_lines=meter.lines,
+        details=details,
+    )
+
+
+def _first_line(meter: UsageMeter) -> str:
+    return (meter.first_line or "")[:120]
+
+
+def _completed_message(label: str, meter: UsageMeter, usage: Any, cost_text: str) -> str:
+    source = f" ({usage.cost_source})" if usage.cost_usd is not None else ""
+    text = (
+        f"{label} finished: {usage.turns} turns, {usage.tool_calls} tool calls, "
+        f"{usage.input_tokens} in / {usage.output_tokens} out tokens, {cost_text}{source}"
+    )
+    if meter.format == "claude_stream_json" and meter.result_event is None:
+        text += "; no result event (transcript cut short?), cost priced from tokens"
+    if meter.format == "unknown":
+        text = f"{label} finished (exit 0); plain-text output: tokens and cost unknown"
+    return text
+
+
+class CliAdapter(AgentAdapter, abc.ABC):
+    """An adapter that runs a command-line agent under the sandbox (see the module doc)."""
+
+    @abc.abstractmethod
+    def build(self, task: AgentTask, home: Path) -> CliPlan:
+        """The argv, environment and meter for `task`; raise AgentSetupError if impossible."""
+
+    def run(self, task: AgentTask, sandbox: Sandbox) -> AgentOutcome:
+        home = agent_home(task)
+        plan = self.build(task, home)
+        return run_cli(task, sandbox, plan, home)

@@ -1,0 +1,237 @@
+"""Stage 2, agent generation: one agent run for one run spec, kept whole.
+
+Agent runs cost money, so this stage never silently repeats one: a run whose record and
+workspace archive exist is *reused* unless the caller asks to rerun it, and a rerun first
+moves the earlier attempt aside (`runs/<run_id>/attempts/<n>/`) instead of deleting it.
+
+Per run, under `runs/<run_id>/agent_generation/`:
+
+    prompt.md            the exact prompt the agent got
+    transcript.jsonl     the raw transcript (stream-json / JSONL), as streamed
+    workspace/           what the agent wrote (left in place for people to open)
+    workspace.tar.gz     the same, archived: what every later stage starts from
+
+and the warehouse row in `records/agent_generation/<run_id>.json`, written last, so a
+crash halfway leaves the previous complete record (or none), never half of one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import tarfile
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
+from bench_pipeline.agents.prompts import PROMPT_VERSION, build_prompt, context_file_for
+from bench_pipeline.sandbox.base import Sandbox
+from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_bytes
+
+STAGE = "agent_generation"
+ARCHIVE = "workspace.tar.gz"
+# A run's workspace may not grow past this many bytes in the archive: an agent that
+# writes gigabytes is recorded, not archived whole (see archive_workspace).
+ARCHIVE_MAX_FILE_BYTES = 50 * 1024 * 1024
+SKIP_DIRS = {"node_modules", ".git", ".cache"}
+
+
+class NoGenerationRecord(LookupError):
+    """The agent has not run for this run yet."""
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    record: dict[str, Any]
+    reused: bool
+
+
+def make_task(spec: Mapping[str, Any], prompt: str, run_dir: Path) -> AgentTask:
+    config = spec["config"]
+    return AgentTask(
+        run_id=spec["run_id"],
+        cell_id=spec["cell_id"],
+        repeat=int(spec["repeat"]),
+        seed=int(spec.get("seed") or 0),
+        agent=spec["agent"],
+        model=spec["model"],
+        config=dict(config),
+        prompt=prompt,
+        workspace=run_dir / "workspace",
+        transcript_path=run_dir / "transcript.jsonl",
+        budget_usd=float(config.get("budget_usd", 5)),
+        max_turns=int(config.get("max_turns", 50)),
+        time_limit_s=float(config.get("time_limit_min", 30)) * 60,
+        input_usd_per_mtok=spec.get("input_usd_per_mtok"),
+        output_usd_per_mtok=spec.get("output_usd_per_mtok"),
+        model_strength=spec.get("model_strength"),
+    )
+
+
+def archive_workspace(workspace: Path, archive: Path) -> dict[str, Any]:
+    """Archive what the agent wrote (gzip tar, sorted, fixed mtimes: same files, same bytes).
+
+    Dependency folders are left out (they are reinstalled by the build) and files over
+    ARCHIVE_MAX_FILE_BYTES are listed as skipped rather than stored.
+    """
+    buffer = io.BytesIO()
+    files = 0
+    total = 0
+    skipped: list[str] = []
+    # gzip stamps the current time in its header unless told not to.
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w") as tar,
+    ):
+        for path in sorted(_walk(workspace)):
+            rel = path.relative_to(workspace).as_posix()
+            if path.is_symlink() or not path.is_file():
+                continue
+            size = path.stat().st_size
+            if size > ARCHIVE_MAX_FILE_BYTES:
+                skipped.append(f"{rel} ({size} bytes)")
+                continue
+            info = tar.gettarinfo(str(path), arcname=rel)
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            with path.open("rb") as fh:
+                tar.addfile(info, fh)
+            files += 1
+            total += size
+    data = buffer.getvalue()
+    atomic_write_bytes(archive, data)
+    return {
+        "files": files,
+        "workspace_bytes": total,
+        "archive_bytes": len(data),
+        "archive_sha256": hashlib.sha256(data).hexdigest(),
+        "skipped_files": skipped,
+    }
+
+
+def _walk(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        found.extend(Path(dirpath) / f for f in filenames)
+    return found
+
+
+def extract_workspace(archive: Path, target: Path) -> None:
+    """Unpack an archived workspace into an empty `target` (the data filter refuses
+    absolute paths, `..` and links out of the folder, whatever the archive holds)."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    with tarfile.open(archive, "r:gz") as tar:
+        tar.extractall(target, filter="data")
+
+
+def _set_aside(store: ArtifactStore, run_id: str) -> Path | None:
+    """Move an earlier attempt (complete or crashed) out of the way, keeping it."""
+    run_dir = store.run_dir(run_id, STAGE)
+    record = store.record_path(STAGE, run_id)
+    if not run_dir.exists() and not record.exists():
+        return None
+    attempts = store.run_dir(run_id, "attempts")
+    attempts.mkdir(parents=True, exist_ok=True)
+    n = 1 + max((int(p.name) for p in attempts.iterdir() if p.name.isdigit()), default=0)
+    target = attempts / str(n)
+    if run_dir.exists():
+        run_dir.rename(target)
+    else:
+        target.mkdir()
+    if record.exists():
+        record.rename(target / "record.json")
+    return target
+
+
+def _utc() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def run_generation(
+    spec: Mapping[str, Any],
+    store: ArtifactStore,
+    adapter_for: Callable[[str], AgentAdapter],
+    sandbox: Sandbox,
+    *,
+    rerun: bool = False,
+) -> GenerationResult:
+    """Run (or reuse) the agent of one run and write its record.
+
+    `adapter_for(harness)` returns the adapter for the cell's harness; it may raise
+    AgentSetupError (not installed), which propagates: that is the machine's problem, not
+    the run's result. Anything else the adapter does wrong becomes an `error` outcome.
+    """
+    run_id = spec["run_id"]
+    existing = store.read_record(STAGE, run_id)
+    run_dir = store.run_dir(run_id, STAGE)
+    if existing is not None and (run_dir / ARCHIVE).is_file() and not rerun:
+        return GenerationResult(existing, reused=True)
+    previous = _set_aside(store, run_id)
+
+    adapter = adapter_for(spec["agent"])
+    config = spec["config"]
+    prompt = build_prompt(config)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(run_dir / "prompt.md", prompt.encode())
+    task = make_task(spec, prompt, run_dir)
+    task.workspace.mkdir(parents=True, exist_ok=True)
+    context = context_file_for(config)
+    if context is not None:
+        (task.workspace / context[0]).write_text(context[1], encoding="utf-8")
+
+    started_at = _utc()
+    started = time.monotonic()
+    try:
+        outcome = adapter.run(task, sandbox)
+    except AgentSetupError:
+        raise
+    except Exception as exc:  # an adapter bug must not lose the run's other output
+        outcome = AgentOutcome(
+            status="error",
+            message=f"the {adapter.name} adapter failed: {type(exc).__name__}: {exc}",
+            details={"traceback": traceback.format_exc(limit=8)},
+        )
+    wall_s = time.monotonic() - started
+    archive = archive_workspace(task.workspace, run_dir / ARCHIVE)
+
+    outcome_record = outcome.to_record()
+    details = outcome_record.pop("details")
+    record = {
+        "run_id": run_id,
+        "experiment": spec["experiment"],
+        "cell_id": spec["cell_id"],
+        "repeat": spec["repeat"],
+        "agent": spec["agent"],
+        "adapter": adapter.name,
+        "model": spec["model"],
+        **outcome_record,
+        "budget_usd": task.budget_usd,
+        "max_turns": task.max_turns,
+        "time_limit_s": task.time_limit_s,
+        "wall_s": round(wall_s, 3),
+        "started_at": started_at,
+        "finished_at": _utc(),
+        "prompt_version": PROMPT_VERSION,
+        "prompt_chars": len(prompt),
+        "context_file": context[0] if context else None,
+        **archive,
+        "transcript_path": str(task.transcript_path) if task.transcript_path.exists() else None,
+        "archive_path": str(run_dir / ARCHIVE),
+        "previous_attempt": str(previous) if previous else None,
+        # A JSON string, not a nested object: each adapter has its own shape, and the
+        # warehouse loads every record with one schema.
+        "details": json.dumps(details, sort_keys=True, default=str),
+    }
+    store.write_record(STAGE, run_id, record)
+    return GenerationResult(record, reused=False)

@@ -1,0 +1,42 @@
+-- materialized: table
+-- description: One row per designed run (contracts §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores. status is the agent's outcome, or 'pending' before the agent ran.
+select
+    r.run_id,
+    r.cell_id,
+    r.experiment,
+    r."repeat",
+    r.seed,
+    r.in_current_design,
+    coalesce(a.agent_status, 'pending') as status,
+    a.agent_message,
+    a.adapter,
+    b.build_ok,
+    b.build_kind,
+    b.build_message,
+    e.gameplay_score,
+    -- Filled by the quality stage; NULL (never 0) until a run has been measured.
+    cast(null as double) as quality_score,
+    cast(null as double) as score,
+    a.cost_usd,
+    a.cost_source,
+    a.input_tokens,
+    a.output_tokens,
+    a.cache_read_tokens,
+    a.turns,
+    a.tool_calls,
+    a.duration_s,
+    a.budget_hit,
+    a.files,
+    a.planted_faults,
+    b.build_duration_s,
+    b.output_bytes,
+    e.tests_passed,
+    e.tests_failed,
+    e.tests_inconclusive,
+    e.bot_version,
+    e.eval_duration_s,
+    r.* exclude (run_id, cell_id, experiment, "repeat", seed, in_current_design)
+from stg_runs as r
+left join stg_agent_runs as a using (run_id)
+left join stg_builds as b using (run_id)
+left join stg_bot_evaluations as e using (run_id)

@@ -1,0 +1,225 @@
+"""Stage 2 logic with the synthetic agent: records, archives, reuse, reruns, limits."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench_pipeline.agents import adapter_for
+from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
+from bench_pipeline.agents.stage import ARCHIVE, STAGE, extract_workspace, run_generation
+from bench_pipeline.agents.transcripts import ClaudeStreamMeter
+from bench_pipeline.design.axes import default_config
+from bench_pipeline.sandbox import get_sandbox
+from bench_pipeline.sandbox.base import Sandbox
+from bench_pipeline.warehouse.artifacts import ArtifactStore
+
+
+def spec(run_id: str = "t.c1.r0", **axes: Any) -> dict[str, Any]:
+    config = {**default_config(), "agent": "synthetic", **axes}
+    return {
+        "run_id": run_id,
+        "experiment": run_id.split(".")[0],
+        "cell_id": run_id.split(".")[1],
+        "repeat": 0,
+        "seed": 11,
+        "agent": "synthetic",
+        "model": config["model"],
+        "input_usd_per_mtok": 3.0,
+        "output_usd_per_mtok": 15.0,
+        "model_strength": 0.75,
+        "config": config,
+    }
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ArtifactStore:
+    return ArtifactStore(tmp_path / "artifacts")
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    return get_sandbox("bubblewrap")
+
+
+def synthetic(harness: str) -> AgentAdapter:
+    return adapter_for(harness)
+
+
+def test_a_synthetic_run_leaves_a_complete_record(store: ArtifactStore, sandbox: Sandbox) -> None:
+    result = run_generation(spec(language="typescript"), store, synthetic, sandbox)
+    record = result.record
+    assert not result.reused
+    assert record["status"] == "completed", record["message"]
+    assert record["agent"] == "synthetic" and record["model"] == "claude-sonnet-4-6"
+    assert record["input_tokens"] > record["output_tokens"] > 1000
+    assert record["cost_usd"] > 0 and record["cost_source"] == "reported"
+    assert record["turns"] >= record["files"] > 3
+    assert record["duration_s"] > 0
+    assert not record["budget_hit"]
+    # The transcript's own numbers agree with the record.
+    meter = ClaudeStreamMeter(3.0, 15.0)
+    lines = Path(record["transcript_path"]).read_text().splitlines()
+    for line in lines:
+        meter.feed(line)
+    assert meter.usage().output_tokens == record["output_tokens"]
+    assert json.loads(lines[-1])["type"] == "result"
+    # The archive holds exactly what the agent wrote.
+    archive = store.run_dir("t.c1.r0", STAGE) / ARCHIVE
+    with tarfile.open(archive) as tar:
+        names = sorted(tar.getnames())
+    assert "tsconfig.json" in names and "index.html" in names
+    assert len(names) == record["files"]
+    assert store.read_record(STAGE, "t.c1.r0") == record
+    assert (store.run_dir("t.c1.r0", STAGE) / "prompt.md").read_text().strip()
+
+
+def test_same_run_same_project_and_archive_bytes(tmp_path: Path, sandbox: Sandbox) -> None:
+    a = run_generation(spec(), ArtifactStore(tmp_path / "a"), synthetic, sandbox).record
+    b = run_generation(spec(), ArtifactStore(tmp_path / "b"), synthetic, sandbox).record
+    assert a["archive_sha256"] == b["archive_sha256"]
+    assert a["cost_usd"] == b["cost_usd"]
+    c = run_generation(spec("t.c2.r0"), ArtifactStore(tmp_path / "c"), synthetic, sandbox).record
+    assert c["archive_sha256"] != a["archive_sha256"]
+
+
+def test_an_existing_run_is_reused_and_a_rerun_keeps_the_old_attempt(
+    store: ArtifactStore, sandbox: Sandbox
+) -> None:
+    first = run_generation(spec(), store, synthetic, sandbox)
+    record_file = store.record_path(STAGE, "t.c1.r0")
+    stamp = record_file.stat().st_mtime_ns
+
+    def never(harness: str) -> AgentAdapter:
+        raise AssertionError("a stored agent run must not run again")
+
+    again = run_generation(spec(), store, never, sandbox)
+    assert again.reused and again.record == first.record
+    assert record_file.stat().st_mtime_ns == stamp
+
+    rerun = run_generation(spec(), store, synthetic, sandbox, rerun=True)
+    assert not rerun.reused
+    kept = store.run_dir("t.c1.r0", "attempts") / "1"
+    assert json.loads((kept / "record.json").read_text()) == first.record
+    assert (kept / ARCHIVE).is_file() and (kept / "transcript.jsonl").is_file()
+    assert rerun.record["previous_attempt"] == str(kept)
+
+
+class Exploding(AgentAdapter):
+    name = "exploding"
+
+    def run(self, task: AgentTask, sandbox: Sandbox) -> AgentOutcome:
+        (task.workspace / "half.js").write_text("let x =")
+        raise ValueError("adapter bug")
+
+
+def test_an_adapter_bug_is_an_error_outcome_with_its_output_kept(
+    store: ArtifactStore, sandbox: Sandbox
+) -> None:
+    record = run_generation(spec(), store, lambda _: Exploding(), sandbox).record
+    assert record["status"] == "error"
+    assert "ValueError: adapter bug" in record["message"]
+    assert record["files"] == 1
+    assert "adapter bug" in json.loads(record["details"])["traceback"]
+
+
+def test_a_missing_cli_is_a_setup_error_and_writes_no_record(
+    store: ArtifactStore, sandbox: Sandbox
+) -> None:
+    def missing(harness: str) -> AgentAdapter:
+        raise AgentSetupError("`claude` not found on PATH")
+
+    with pytest.raises(AgentSetupError, match="not found"):
+        run_generation(spec(), store, missing, sandbox)
+    assert store.read_record(STAGE, "t.c1.r0") is None
+
+
+def test_a_budget_below_the_cost_stops_the_run_midway(
+    store: ArtifactStore, sandbox: Sandbox
+) -> None:
+    full = run_generation(spec("t.full.r0"), store, synthetic, sandbox).record
+    cut = run_generation(
+        spec("t.cut.r0", budget_usd=full["cost_usd"] / 3), store, synthetic, sandbox
+    )
+    record = cut.record
+    assert record["status"] == "budget_exceeded" and record["budget_hit"]
+    assert "budget exceeded" in record["message"]
+    assert record["files"] < full["files"]
+    assert record["cost_usd"] < full["cost_usd"]
+    last = json.loads(Path(record["transcript_path"]).read_text().splitlines()[-1])
+    assert last["type"] != "result"  # like a killed CLI
+
+
+def test_turn_and_time_limits_stop_the_run(store: ArtifactStore, sandbox: Sandbox) -> None:
+    turns = run_generation(spec("t.turns.r0", max_turns=3), store, synthetic, sandbox).record
+    assert turns["status"] == "max_turns"
+    assert turns["files"] <= 3
+    timed = run_generation(spec("t.time.r0", time_limit_min=0.5), store, synthetic, sandbox).record
+    assert timed["status"] == "timed_out"
+
+
+def test_the_context_file_is_placed_before_the_agent_starts(
+    store: ArtifactStore, sandbox: Sandbox
+) -> None:
+    record = run_generation(spec(context_file=True), store, synthetic, sandbox).record
+    assert record["context_file"] == "AGENTS.md"  # the synthetic harness is not Claude Code
+    with tarfile.open(store.run_dir("t.c1.r0", STAGE) / ARCHIVE) as tar:
+        assert "AGENTS.md" in tar.getnames()
+
+
+def test_extract_refuses_paths_out_of_the_folder(tmp_path: Path) -> None:
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(evil, "w:gz") as tar:
+        payload = tmp_path / "p.txt"
+        payload.write_text("x")
+        tar.add(payload, arcname="../escaped.txt")
+    with pytest.raises(tarfile.TarError):
+        extract_workspace(evil, tmp_path / "out")
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_a_run_recorded_elsewhere_is_imported_like_one_run_here(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    # "Elsewhere": a synthetic run in another store, exported as the documented folder.
+    other = ArtifactStore(tmp_path / "other")
+    original = run_generation(spec(), other, synthetic, sandbox).record
+    folder = tmp_path / "recorded" / "t.c1.r0"
+    extract_workspace(other.run_dir("t.c1.r0", STAGE) / ARCHIVE, folder / "workspace")
+    (folder / "transcript.jsonl").write_text(Path(original["transcript_path"]).read_text())
+    (folder / "metadata.json").write_text(
+        json.dumps(
+            {
+                "agent": "synthetic",
+                "model": original["model"],
+                "exit_code": 0,
+                "duration_s": original["duration_s"],
+                "status": "completed",
+            }
+        )
+    )
+
+    here = ArtifactStore(tmp_path / "here")
+    replayed = run_generation(
+        spec(),
+        here,
+        lambda h: adapter_for(h, replay_dir=tmp_path / "recorded", run_id="t.c1.r0"),
+        sandbox,
+    ).record
+    assert replayed["adapter"] == "replay" and replayed["status"] == "completed"
+    assert replayed["archive_sha256"] == original["archive_sha256"]
+    assert replayed["output_tokens"] == original["output_tokens"]
+    assert replayed["cost_usd"] == pytest.approx(original["cost_usd"])
+
+    # A run with no recording there runs its own harness as usual.
+    fresh = run_generation(
+        spec("t.c9.r0"),
+        here,
+        lambda h: adapter_for(h, replay_dir=tmp_path / "recorded", run_id="t.c9.r0"),
+        sandbox,
+    ).record
+    assert fresh["adapter"] == "synthetic"
