@@ -138,3 +138,17 @@ class Sandbox(abc.ABC):
         given, every stdout line is also appended there as it arrives (a transcript),
         capped at 20x `output_cap_bytes`.
         """
+
+    def _prepare(self, workspace: Path, cwd: Path | None) -> tuple[Path, Path]:
+        """Checks every back end makes before it runs anything: the back end works here,
+        the workspace exists, and the working folder lies inside it."""
+        reason = self.unavailable_reason()
+        if reason:
+            raise SandboxUnavailable(reason)
+        workspace = Path(workspace).resolve()
+        if not workspace.is_dir():
+            raise ValueError(f"workspace {workspace} is not an existing folder")
+        run_cwd = Path(cwd).resolve() if cwd is not None else workspace
+        if run_cwd != workspace and workspace not in run_cwd.parents:
+            raise ValueError(f"cwd {run_cwd} is not inside the workspace {workspace}")
+        return workspace, run_cwd

@@ -37,7 +37,6 @@ from bench_pipeline.sandbox.base import (
     Sandbox,
     SandboxPolicy,
     SandboxResult,
-    SandboxUnavailable,
     sandbox_path,
 )
 from bench_pipeline.sandbox.cgroup import CgroupSet
@@ -334,15 +333,7 @@ class BubblewrapSandbox(Sandbox):
         on_stdout_line: LineHook | None = None,
         stdout_file: Path | None = None,
     ) -> SandboxResult:
-        reason = self.unavailable_reason()
-        if reason:
-            raise SandboxUnavailable(reason)
-        workspace = Path(workspace).resolve()
-        if not workspace.is_dir():
-            raise ValueError(f"workspace {workspace} is not an existing folder")
-        run_cwd = Path(cwd).resolve() if cwd is not None else workspace
-        if not _under(run_cwd, workspace):
-            raise ValueError(f"cwd {run_cwd} is not inside the workspace {workspace}")
+        workspace, run_cwd = self._prepare(workspace, cwd)
         policy = _resolved(policy)
         writable = [workspace, *policy.writable]
         blocked = self._unreachable(writable + list(policy.read_only)) if self.as_root else None

@@ -23,7 +23,6 @@ from bench_pipeline.sandbox.base import (
     Sandbox,
     SandboxPolicy,
     SandboxResult,
-    SandboxUnavailable,
 )
 from bench_pipeline.sandbox.process import STUCK_AFTER_KILL_S, OutputCollector
 
@@ -133,15 +132,7 @@ class DockerSandbox(Sandbox):
         on_stdout_line: LineHook | None = None,
         stdout_file: Path | None = None,
     ) -> SandboxResult:
-        reason = self.unavailable_reason()
-        if reason:
-            raise SandboxUnavailable(reason)
-        workspace = Path(workspace).resolve()
-        if not workspace.is_dir():
-            raise ValueError(f"workspace {workspace} is not an existing folder")
-        run_cwd = Path(cwd).resolve() if cwd is not None else workspace
-        if run_cwd != workspace and workspace not in run_cwd.parents:
-            raise ValueError(f"cwd {run_cwd} is not inside the workspace {workspace}")
+        workspace, run_cwd = self._prepare(workspace, cwd)
         shown = list(argv)
         client = self._docker_client()
         start = time.monotonic()
