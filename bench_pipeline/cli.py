@@ -249,5 +249,59 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+def quality(
+    directory: Annotated[Path, typer.Argument(help="The project folder to measure.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout.")
+    ] = False,
+    install_network: Annotated[
+        bool, typer.Option(help="Let the build's npm install use the network.")
+    ] = False,
+    tool_timeout: Annotated[float, typer.Option(help="Seconds each tool may run.")] = 60.0,
+) -> None:
+    """Measure the code quality of one project (ESLint, tsc, build, bundle, structure) and
+    print the 0-100 quality score."""
+    from bench_pipeline.quality import CONTRACT_KEYS, measure_quality
+    from bench_pipeline.sandbox import get_sandbox
+
+    if not directory.is_dir():
+        raise _fail(f"{directory} is not a directory", EXIT_BAD_INPUT)
+    report = measure_quality(
+        directory,
+        get_sandbox("bubblewrap"),
+        install_network=install_network,
+        tool_timeout_s=tool_timeout,
+    )
+    data = report.to_json()
+    if as_json:
+        sys.stdout.write(json.dumps(data) + "\n")
+        return
+    out.print(f"[bold]{escape(str(directory))}[/]: quality score {data['quality_score']}")
+    table = Table()
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("penalty", justify="right")
+    table.add_column("note")
+    breakdown = data["quality_breakdown"]
+    # The contract keys (docs/quality.md) plus the extras a reader asks about first.
+    for key in (
+        *CONTRACT_KEYS,
+        "ts_errors",
+        "cognitive_complexity_max",
+        "single_file",
+    ):
+        value = data.get(key)
+        table.add_row(
+            key,
+            "-" if value is None else escape(str(value)),
+            str(breakdown.get(key, "")),
+            escape(data["unavailable"].get(key, "")),
+        )
+    out.print(table)
+    for note in data["notes"]:
+        err.print(f"[yellow]note[/]: {escape(note)}")
+
+
 if __name__ == "__main__":
     app()

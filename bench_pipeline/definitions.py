@@ -8,8 +8,15 @@ from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
 from assets.evaluation import bot_evaluation, bot_evaluation_has_sixteen_verdicts
 from assets.generation import agent_generation
+from assets.quality import quality_metrics
 from assets.warehouse import warehouse
-from resources import AgentResource, ArtifactStoreResource, SandboxResource, WarehouseResource
+from resources import (
+    AgentResource,
+    ArtifactStoreResource,
+    SandboxResource,
+    SonarQubeResource,
+    WarehouseResource,
+)
 
 experiment_design_job = dg.define_asset_job(
     "experiment_design_job",
@@ -19,7 +26,7 @@ experiment_design_job = dg.define_asset_job(
 
 run_stages_job = dg.define_asset_job(
     "run_stages_job",
-    selection=[run_spec, agent_generation, sandboxed_build, bot_evaluation],
+    selection=[run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics],
     description="Every per-run stage for the selected run partitions.",
 )
 
@@ -36,6 +43,7 @@ defs = dg.Definitions(
         agent_generation,
         sandboxed_build,
         bot_evaluation,
+        quality_metrics,
         warehouse,
     ],
     asset_checks=[bot_evaluation_has_sixteen_verdicts],
@@ -44,6 +52,7 @@ defs = dg.Definitions(
         "agent": AgentResource(),
         "artifact_store": ArtifactStoreResource(),
         "sandbox": SandboxResource(),
+        "sonar": SonarQubeResource(),
         "warehouse": WarehouseResource(),
     },
 )

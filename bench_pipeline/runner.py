@@ -89,13 +89,14 @@ def run_main(
     from assets.evaluation import bot_evaluation
     from assets.generation import agent_generation
     from assets.partitions import run_partitions
+    from assets.quality import quality_metrics
     from assets.warehouse import warehouse
     from bench_pipeline.definitions import defs
     from bench_pipeline.design import load_experiment
 
     experiment = load_experiment(experiment_file)  # refuse a bad file before anything runs
     resources = defs.resources
-    run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation]
+    run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics]
     all_assets = [experiment_design, *run_stages, warehouse]
 
     progress(f"designing {experiment.name} from {experiment_file}")
@@ -118,7 +119,9 @@ def run_main(
     # Only runs that have not been through every stage yet: what exists is never redone
     # here, and an agent run that exists is reused, not repeated (it costs money);
     # recomputing stale stages is the automation's job.
-    done = instance.get_materialized_partitions(bot_evaluation.key)
+    done = instance.get_materialized_partitions(
+        bot_evaluation.key
+    ) & instance.get_materialized_partitions(quality_metrics.key)
     todo = wanted - done
     if not todo:
         progress("every run of this experiment already has its stages")
@@ -126,7 +129,7 @@ def run_main(
     failed: list[str] = []
     chunks = chunked(ordered, contiguous_ranges(ordered, todo), CHUNK)
     for n, (first, last) in enumerate(chunks, start=1):
-        progress(f"[{n}/{len(chunks)}] agent, build and bot for runs {first} … {last}")
+        progress(f"[{n}/{len(chunks)}] agent, build, bot and quality for runs {first} … {last}")
         result = dg.materialize(
             all_assets,
             selection=run_stages,

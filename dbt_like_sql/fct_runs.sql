@@ -1,5 +1,5 @@
 -- materialized: table
--- description: One row per designed run (contracts §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores. status is the agent's outcome, or 'pending' before the agent ran.
+-- description: One row per designed run (contracts §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores (score = 50 % gameplay + 50 % quality). status is the agent's outcome, or 'pending' before the agent ran.
 select
     r.run_id,
     r.cell_id,
@@ -12,11 +12,13 @@ select
     a.adapter,
     b.build_ok,
     b.build_kind,
+    b.entry_point is not null as entry_point_exists,
     b.build_message,
     e.gameplay_score,
-    -- Filled by the quality stage; NULL (never 0) until a run has been measured.
-    cast(null as double) as quality_score,
-    cast(null as double) as score,
+    q.quality_score,
+    -- The headline: half what the game delivers, half how clean its code is (NULL until
+    -- both stages measured the run; never a zero standing in for a missing half).
+    round(0.5 * e.gameplay_score + 0.5 * q.quality_score, 2) as score,
     a.cost_usd,
     a.cost_source,
     a.input_tokens,
@@ -35,8 +37,14 @@ select
     e.tests_inconclusive,
     e.bot_version,
     e.eval_duration_s,
+    q.eslint_errors,
+    q.ts_compiles,
+    q.wasted_turns,
+    q.productivity_ratio,
+    q.self_tested,
     r.* exclude (run_id, cell_id, experiment, "repeat", seed, in_current_design)
 from stg_runs as r
 left join stg_agent_runs as a using (run_id)
 left join stg_builds as b using (run_id)
 left join stg_bot_evaluations as e using (run_id)
+left join stg_quality as q using (run_id)

@@ -3,6 +3,13 @@
 from resources.agent import AgentResource
 from resources.artifact_store import ArtifactStoreResource
 from resources.sandbox import SandboxResource
+from resources.sonar import SonarQubeResource
 from resources.warehouse import WarehouseResource
 
-__all__ = ["AgentResource", "ArtifactStoreResource", "SandboxResource", "WarehouseResource"]
+__all__ = [
+    "AgentResource",
+    "ArtifactStoreResource",
+    "SandboxResource",
+    "SonarQubeResource",
+    "WarehouseResource",
+]

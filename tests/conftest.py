@@ -8,7 +8,13 @@ import pytest
 
 from bench_pipeline import settings
 from bench_pipeline.warehouse.artifacts import ArtifactStore
-from resources import AgentResource, ArtifactStoreResource, SandboxResource, WarehouseResource
+from resources import (
+    AgentResource,
+    ArtifactStoreResource,
+    SandboxResource,
+    SonarQubeResource,
+    WarehouseResource,
+)
 
 REPO = settings.project_root()
 EXPERIMENTS = REPO / "experiments"
@@ -36,6 +42,7 @@ def resources(data_dir: Path) -> dict[str, dg.ConfigurableResource]:
         "warehouse": WarehouseResource(path=str(data_dir / "warehouse.duckdb")),
         "agent": AgentResource(),
         "sandbox": SandboxResource(),
+        "sonar": SonarQubeResource(),
     }
 
 

@@ -31,7 +31,7 @@ def bench(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
 def test_help_lists_every_command() -> None:
     result = bench("--help")
     assert result.returncode == 0
-    for command in ("design", "sql", "ui", "run", "evaluate"):
+    for command in ("design", "sql", "ui", "run", "evaluate", "quality"):
         assert command in result.stdout
 
 

@@ -7,13 +7,21 @@ from assets.design import experiment_design, run_spec
 from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
 from assets.metadata import markdown_table
+from assets.quality import quality_metrics
 from resources import ArtifactStoreResource, WarehouseResource
 
 WAREHOUSE_CODE_VERSION = "1"
 
 
 @dg.asset(
-    deps=[experiment_design, run_spec, agent_generation, sandboxed_build, bot_evaluation],
+    deps=[
+        experiment_design,
+        run_spec,
+        agent_generation,
+        sandboxed_build,
+        bot_evaluation,
+        quality_metrics,
+    ],
     group_name="warehouse",
     kinds={"duckdb", "sql"},
     code_version=WAREHOUSE_CODE_VERSION,

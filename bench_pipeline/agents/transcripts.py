@@ -142,7 +142,7 @@ class UsageMeter(Protocol):
     def summary(self) -> dict[str, Any]: ...
 
 
-def _parse(line: str) -> dict[str, Any] | None:
+def parse_line(line: str) -> dict[str, Any] | None:
     """One JSONL line as a dict, or None for anything else (banner text, half a line, `[1]`)."""
     text = line.strip()
     if not text.startswith("{"):
@@ -216,7 +216,7 @@ class _MeterBase:
         self.lines += 1
         if self.first_line is None and line.strip():
             self.first_line = line.strip()[:200]
-        event = _parse(line)
+        event = parse_line(line)
         if event is None:
             if line.strip():
                 self.garbage_lines += 1
@@ -727,7 +727,7 @@ def new_meter(
 
 
 def _line_format(line: str) -> TranscriptFormat:
-    event = _parse(line)
+    event = parse_line(line)
     if event is None:
         return "unknown"
     kind = event.get("type")
@@ -988,7 +988,7 @@ def normalize_events(
     codex_output = [0]
     last_event_of_message: dict[str, tuple[int, int]] = {}  # message id -> (event, output)
     for index, line in enumerate(lines):
-        parsed = _parse(line)
+        parsed = parse_line(line)
         if parsed is None:
             if line.strip():
                 events.append(TranscriptEvent(index, "garbage", text=_excerpt(line)))

@@ -91,6 +91,40 @@ SOURCE_SCHEMAS.update(
             "sandbox": "VARCHAR",
             "log_path": "VARCHAR",
         },
+        "raw_quality_metrics": {
+            "run_id": "VARCHAR",
+            "quality_score": "DOUBLE",
+            "eslint_errors": "INTEGER",
+            "eslint_warnings": "INTEGER",
+            "ts_compiles": "BOOLEAN",
+            "bundle_bytes": "BIGINT",
+            "function_length_max": "INTEGER",
+            "nesting_depth_max": "INTEGER",
+            "naming_consistency": "DOUBLE",
+            "file_count": "INTEGER",
+            "duplication_pct": "DOUBLE",
+            "html_errors": "INTEGER",
+            "magic_numbers": "INTEGER",
+            "transcript_tool_calls": "INTEGER",
+            "transcript_wasted_turns": "INTEGER",
+            "transcript_productivity_ratio": "DOUBLE",
+            "transcript_self_tested": "BOOLEAN",
+            "sonar_cognitive_complexity": "INTEGER",
+            "sonar_bugs": "INTEGER",
+            "sonar_code_smells": "INTEGER",
+            "unavailable": "VARCHAR",
+        },
+        "raw_transcript_events": {
+            "run_id": "VARCHAR",
+            "position": "INTEGER",
+            "index": "INTEGER",
+            "kind": "VARCHAR",
+            "tool": "VARCHAR",
+            "tool_input": "VARCHAR",
+            "is_error": "BOOLEAN",
+            "text": "VARCHAR",
+            "wasted": "VARCHAR",
+        },
         "raw_bot_evaluation": {
             "run_id": "VARCHAR",
             "bot_version": "VARCHAR",
@@ -167,6 +201,15 @@ def _load_sources(con: duckdb.DuckDBPyConnection, store: ArtifactStore) -> list[
             [store.record_glob(stage)],
         )
         names.append(table)
+    # Per-run tables of many rows (not one record): the transcripts' normalized events.
+    events = list((store.root / "runs").glob("*/quality_metrics/transcript_events.json"))
+    if any(p.stat().st_size > 3 for p in events):  # "[]\n" is an empty table
+        con.execute(
+            "CREATE TABLE raw_transcript_events AS SELECT * FROM read_json(?, "
+            "union_by_name = true, format = 'array')",
+            [str(store.root / "runs" / "*" / "quality_metrics" / "transcript_events.json")],
+        )
+        names.append("raw_transcript_events")
     for table, columns in SOURCE_SCHEMAS.items():
         if table not in names:  # a stage no run has reached yet: an empty table
             cols = ", ".join(f'"{c}" {t}' for c, t in columns.items())

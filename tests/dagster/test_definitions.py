@@ -20,6 +20,7 @@ def test_every_stage_has_its_group_and_code_version() -> None:
         "agent_generation": "agent_generation",
         "sandboxed_build": "sandboxed_build",
         "bot_evaluation": "bot_evaluation",
+        "quality_metrics": "quality_metrics",
         "warehouse": "warehouse",
     }
     for key in graph.get_all_asset_keys():
@@ -29,7 +30,13 @@ def test_every_stage_has_its_group_and_code_version() -> None:
 
 def test_per_run_assets_are_partitioned_by_run() -> None:
     graph = defs.resolve_asset_graph()
-    for name in ("run_spec", "agent_generation", "sandboxed_build", "bot_evaluation"):
+    for name in (
+        "run_spec",
+        "agent_generation",
+        "sandboxed_build",
+        "bot_evaluation",
+        "quality_metrics",
+    ):
         node = graph.get(dg.AssetKey(name))
         assert isinstance(node.partitions_def, dg.DynamicPartitionsDefinition), name
         assert node.partitions_def.name == "runs"

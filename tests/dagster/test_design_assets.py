@@ -91,7 +91,7 @@ def test_main_run_then_redesign_adds_only_new_runs(
     columns, rows = query(
         data_dir / "warehouse.duckdb",
         "select agent, model, status, build_ok, input_tokens, output_tokens, cost_usd, "
-        "duration_s, gameplay_score from fct_runs",
+        "duration_s, gameplay_score, quality_score, score from fct_runs",
     )
     assert len(rows) == first.runs
     for row in rows:
@@ -100,6 +100,10 @@ def test_main_run_then_redesign_adds_only_new_runs(
         assert run["build_ok"] is True
         assert run["input_tokens"] > 0 and run["output_tokens"] > 0 and run["cost_usd"] > 0
         assert run["duration_s"] > 0 and 0 <= run["gameplay_score"] <= 100
+        assert 0 <= run["quality_score"] <= 100
+        assert run["score"] == pytest.approx(
+            0.5 * run["gameplay_score"] + 0.5 * run["quality_score"], abs=0.01
+        )
     _, verdicts = query(data_dir / "warehouse.duckdb", "select count(*) from fct_test_results")
     assert verdicts == [(16 * first.runs,)]
 

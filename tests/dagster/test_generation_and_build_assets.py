@@ -18,6 +18,7 @@ from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
 from assets.generation.assets import AgentGenerationConfig
 from assets.partitions import run_partitions
+from assets.quality import quality_metrics
 from assets.warehouse import warehouse
 from bench_pipeline import settings
 from bench_pipeline.warehouse.artifacts import ArtifactStore
@@ -25,7 +26,15 @@ from bench_pipeline.warehouse.build import query
 
 SMOKE = settings.experiments_dir() / "smoke.yaml"
 FAKE_CLI = settings.project_root() / "tests" / "agents" / "fake_cli"
-ALL = [experiment_design, run_spec, agent_generation, sandboxed_build, bot_evaluation, warehouse]
+ALL = [
+    experiment_design,
+    run_spec,
+    agent_generation,
+    sandboxed_build,
+    bot_evaluation,
+    quality_metrics,
+    warehouse,
+]
 
 
 def design(instance: dg.DagsterInstance, resources: dict, experiment: Path = SMOKE) -> list[str]:
@@ -153,7 +162,7 @@ def test_claude_code_run_through_every_stage_into_fct_runs(
     key = design(instance, resources, experiment)[0]
     result = dg.materialize(
         ALL,
-        selection=[agent_generation, sandboxed_build, bot_evaluation],
+        selection=[agent_generation, sandboxed_build, bot_evaluation, quality_metrics],
         partition_key=key,
         instance=instance,
         resources=resources,
@@ -164,7 +173,7 @@ def test_claude_code_run_through_every_stage_into_fct_runs(
     columns, rows = query(
         data_dir / "warehouse.duckdb",
         "select agent, model, status, build_ok, input_tokens, output_tokens, cost_usd, "
-        "duration_s, gameplay_score from fct_runs",
+        "duration_s, gameplay_score, quality_score, score, wasted_turns from fct_runs",
     )
     row = dict(zip(columns, rows[0], strict=True))
     assert row["agent"] == "claude-code" and row["model"] == "claude-sonnet-4-6"
@@ -174,8 +183,37 @@ def test_claude_code_run_through_every_stage_into_fct_runs(
     assert row["input_tokens"] == recorded["input_tokens"] > 0
     assert row["cost_usd"] == pytest.approx(recorded["cost_usd"]) and row["cost_usd"] > 0
     assert row["gameplay_score"] is not None
+    assert row["quality_score"] is not None and row["score"] is not None
+    assert row["wasted_turns"] is not None  # the recorded transcript was analysed
     _, verdicts = query(
         data_dir / "warehouse.duckdb",
         f"select count(*) from fct_test_results where run_id = '{key}'",
     )
     assert verdicts == [(16,)]
+    # The transcript, normalized: one row per event, tool calls named.
+    _, events = query(
+        data_dir / "warehouse.duckdb",
+        f"select count(*), count(*) filter (where kind = 'tool_call') "
+        f"from stg_transcript_events where run_id = '{key}'",
+    )
+    assert events[0][0] > 0 and events[0][1] > 0
+
+
+def test_quality_without_a_build_fails_clearly(
+    instance: dg.DagsterInstance, resources: dict
+) -> None:
+    key = design(instance, resources)[0]
+    agent_generation(
+        context=dg.build_asset_context(partition_key=key, instance=instance),
+        config=AgentGenerationConfig(),
+        artifact_store=resources["artifact_store"],
+        agent=resources["agent"],
+        sandbox=resources["sandbox"],
+    )
+    with pytest.raises(dg.Failure, match="materialize sandboxed_build"):
+        quality_metrics(
+            context=dg.build_asset_context(partition_key=key, instance=instance),
+            artifact_store=resources["artifact_store"],
+            sandbox=resources["sandbox"],
+            sonar=resources["sonar"],
+        )

@@ -1,0 +1,25 @@
+-- materialized: view
+-- description: One row per measured run: the code-quality metrics of contracts §6, the quality score, the transcript analysis and SonarQube's measures (NULL when no server is configured).
+select
+    run_id,
+    try_cast(quality_score as double) as quality_score,
+    try_cast(eslint_errors as integer) as eslint_errors,
+    try_cast(eslint_warnings as integer) as eslint_warnings,
+    try_cast(ts_compiles as boolean) as ts_compiles,
+    try_cast(bundle_bytes as bigint) as bundle_bytes,
+    try_cast(function_length_max as integer) as function_length_max,
+    try_cast(nesting_depth_max as integer) as nesting_depth_max,
+    try_cast(naming_consistency as double) as naming_consistency,
+    try_cast(file_count as integer) as file_count,
+    try_cast(duplication_pct as double) as duplication_pct,
+    try_cast(html_errors as integer) as html_errors,
+    try_cast(magic_numbers as integer) as magic_numbers,
+    try_cast(transcript_tool_calls as integer) as tool_calls,
+    try_cast(transcript_wasted_turns as integer) as wasted_turns,
+    try_cast(transcript_productivity_ratio as double) as productivity_ratio,
+    try_cast(transcript_self_tested as boolean) as self_tested,
+    try_cast(sonar_cognitive_complexity as integer) as sonar_cognitive_complexity,
+    try_cast(sonar_bugs as integer) as sonar_bugs,
+    try_cast(sonar_code_smells as integer) as sonar_code_smells,
+    unavailable as unavailable_json
+from raw_quality_metrics
