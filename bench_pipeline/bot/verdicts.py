@@ -198,6 +198,7 @@ def endurance(o: Observed) -> TestResult:
     assert o.bot is not None and o.bot.started_at is not None
     start = o.bot.started_at
     end = start + o.endurance_s
+    last_answer = o.log.reads[-1] if o.log.reads else start
     for name, at in (
         ("crashed", o.log.crashed_at),
         ("stopped answering (frozen)", o.log.frozen_at),
@@ -205,6 +206,14 @@ def endurance(o: Observed) -> TestResult:
     ):
         if at is not None and at < end:
             return TestResult(Verdict.FAIL, f"the page {name} {at - start:.1f}s into play")
+        if at is not None and last_answer < end:
+            # On a loaded machine the query that notices a hang can time out only after
+            # the window; the page last answered inside it and never again: it died there.
+            return TestResult(
+                Verdict.FAIL,
+                f"the page {name}: it last answered {last_answer - start:.1f}s into play "
+                "and never again",
+            )
     dead = died_at(o)
     if dead is not None and dead < end:
         why = " after an uncaught exception" if o.log.page_errors else ""

@@ -15,7 +15,7 @@ from bench_pipeline.bot import TEST_IDS, evaluate
 
 GAMES = Path(__file__).parent / "games"
 CORPUS = sorted(p for p in GAMES.iterdir() if (p / "expected.json").is_file())
-ENDURANCE_S = 15.0
+ENDURANCE_S = 25.0
 
 
 @pytest.mark.slow

@@ -11,15 +11,17 @@ CAP_S = 60.0
 pytestmark = pytest.mark.slow
 
 
-def _run(url: str) -> dict:
-    result = evaluate(url, endurance_s=8.0, hard_cap_s=CAP_S).to_json()
+def _run(url: str, endurance_s: float = 8.0) -> dict:
+    result = evaluate(url, endurance_s=endurance_s, hard_cap_s=CAP_S).to_json()
     assert set(result["tests"]) == set(TEST_IDS)
     assert result["duration_s"] < CAP_S + 10, "the hard cap did not hold"
     return result
 
 
 def test_a_page_that_freezes(hostile_url: str) -> None:
-    result = _run(f"{hostile_url}/freeze.html")
+    # A window well past the freeze (3 s after the first key): on a loaded machine the hang
+    # is only noticed when a query times out, seconds later.
+    result = _run(f"{hostile_url}/freeze.html", endurance_s=16.0)
     assert result["tests"]["loads"] == "PASS"
     assert result["tests"]["endurance"] == "FAIL"
     assert "froze" in result["reasons"]["endurance"] or "stopped" in result["reasons"]["endurance"]
