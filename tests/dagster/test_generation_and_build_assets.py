@@ -54,6 +54,23 @@ def design(instance: dg.DagsterInstance, resources: dict, experiment: Path = SMO
     return keys
 
 
+def claude_code_experiment(folder: Path) -> Path:
+    """A one-run experiment whose agent is the claude-code harness (registry beside it)."""
+    experiment = folder / "cc.yaml"
+    experiment.write_text(
+        yaml.safe_dump(
+            {
+                "name": "cc",
+                "repeats": 1,
+                "axes": {"agent": {"levels": ["claude-code"]}},
+                "designs": [{"type": "main_effects"}],
+            }
+        )
+    )
+    (folder / "models.yaml").write_text((settings.experiments_dir() / "models.yaml").read_text())
+    return experiment
+
+
 def test_generation_then_build_called_directly(
     instance: dg.DagsterInstance, store: ArtifactStore, resources: dict
 ) -> None:
@@ -108,19 +125,7 @@ def test_build_without_an_agent_run_fails_clearly(
 def test_a_missing_agent_cli_fails_the_step_with_how_to_fix_it(
     instance: dg.DagsterInstance, resources: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    experiment = tmp_path / "cc.yaml"
-    experiment.write_text(
-        yaml.safe_dump(
-            {
-                "name": "cc",
-                "repeats": 1,
-                "axes": {"agent": {"levels": ["claude-code"]}},
-                "designs": [{"type": "main_effects"}],
-            }
-        )
-    )
-    (tmp_path / "models.yaml").write_text((settings.experiments_dir() / "models.yaml").read_text())
-    key = design(instance, resources, experiment)[0]
+    key = design(instance, resources, claude_code_experiment(tmp_path))[0]
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     with pytest.raises(dg.Failure, match="`claude` not found on PATH"):
         agent_generation(
@@ -147,19 +152,7 @@ def test_claude_code_run_through_every_stage_into_fct_runs(
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("PATH", f"{FAKE_CLI}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    experiment = tmp_path / "cc.yaml"
-    experiment.write_text(
-        yaml.safe_dump(
-            {
-                "name": "cc",
-                "repeats": 1,
-                "axes": {"agent": {"levels": ["claude-code"]}},
-                "designs": [{"type": "main_effects"}],
-            }
-        )
-    )
-    (tmp_path / "models.yaml").write_text((settings.experiments_dir() / "models.yaml").read_text())
-    key = design(instance, resources, experiment)[0]
+    key = design(instance, resources, claude_code_experiment(tmp_path))[0]
     result = dg.materialize(
         ALL,
         selection=[agent_generation, sandboxed_build, bot_evaluation, quality_metrics],
