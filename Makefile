@@ -2,8 +2,10 @@
 SHELL := /bin/bash
 export DAGSTER_HOME ?= $(CURDIR)/dagster_home
 EXPERIMENT ?= experiments/demo.yaml
-# Tests run on every core; `make test PYTEST_ARGS="-m 'not slow'"` skips the slow ones.
+# Tests run on every core (more workers than cores made the browser tests' timing flaky
+# for a minute's gain); `make test PYTEST_ARGS="-m 'not slow'"` skips the slow ones.
 PYTEST_ARGS ?=
+TEST_WORKERS ?= auto
 
 .PHONY: setup run test lint format ui bench clean
 
@@ -14,7 +16,7 @@ run: setup
 	.venv/bin/bench run $(EXPERIMENT)
 
 test: setup lint
-	.venv/bin/pytest -n auto $(PYTEST_ARGS)
+	.venv/bin/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: setup
 	.venv/bin/ruff check .

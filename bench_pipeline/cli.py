@@ -237,6 +237,7 @@ def run(
     for name, rows in summary.tables.items():
         table.add_row(name, str(rows))
     out.print(table)
+    _print_results(summary.warehouse, summary.experiment)
     out.print(f"warehouse: {summary.warehouse}")
     out.print(
         'query it:  bench sql "select run_id, status, build_ok, gameplay_score, cost_usd '
@@ -247,6 +248,57 @@ def run(
         for line in summary.failed:
             err.print(f"[red]failed[/]: {escape(line)}")
         raise typer.Exit(1)
+
+
+def _number(value: Any, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _print_results(db: Path, experiment: str) -> None:
+    """The leaderboard and the strongest effects on the score, straight from the marts."""
+    from bench_pipeline.warehouse.build import query
+
+    _, models = query(
+        db,
+        "select model, n_scored, score_mean, score_ci_low, score_ci_high, gameplay_score_mean, "
+        "quality_score_mean, cost_usd_mean from mart_leaderboard_models "
+        'where experiment = ? order by "rank"',
+        [experiment],
+    )
+    board = Table(title=f"leaderboard: {experiment} (mean score, 95 % interval)")
+    for column in ("model", "runs", "score", "interval", "gameplay", "quality", "cost $"):
+        board.add_column(column, justify="left" if column == "model" else "right")
+    for model, n, mean, low, high, gameplay, quality, cost in models:
+        board.add_row(
+            model,
+            str(n),
+            _number(mean),
+            f"{_number(low)} … {_number(high)}",
+            _number(gameplay),
+            _number(quality),
+            _number(cost, 2),
+        )
+    out.print(board)
+    _, effects = query(
+        db,
+        "select axis, level, baseline, estimate, ci_low, ci_high, p_adjusted, meaningful "
+        "from mart_main_effects where experiment = ? and metric = 'score' "
+        "and estimate is not null order by abs(estimate) desc limit 5",
+        [experiment],
+    )
+    table = Table(title="strongest effects on the score (vs the baseline; Holm-adjusted p)")
+    for column in ("axis = level", "vs", "effect", "95 % interval", "p adj", "meaningful"):
+        table.add_column(column)
+    for axis, level, baseline, estimate, low, high, p_adj, meaningful in effects:
+        table.add_row(
+            f"{axis} = {level}",
+            str(baseline),
+            f"{estimate:+.1f}",
+            f"{_number(low)} … {_number(high)}",
+            _number(p_adj, 4),
+            "yes" if meaningful else "no",
+        )
+    out.print(table)
 
 
 @app.command()
@@ -301,6 +353,66 @@ def quality(
     out.print(table)
     for note in data["notes"]:
         err.print(f"[yellow]note[/]: {escape(note)}")
+
+
+@app.command()
+def analyze(
+    runs_file: Annotated[
+        Path, typer.Argument(help="CSV or Parquet table with one row per run (contracts §4).")
+    ],
+    metric: Annotated[str, typer.Option(help="Numeric column to analyse, e.g. score.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout.")
+    ] = False,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            help="AXIS=LEVEL, repeatable. Default: the axis's most frequent level.",
+        ),
+    ] = None,
+    axis: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--axis",
+            help="Analyse exactly these axis columns (repeatable). Default: every column "
+            "that is neither an id nor a numeric metric.",
+        ),
+    ] = None,
+    correction: Annotated[
+        str, typer.Option(help="holm (family-wise error) or bh (false discovery rate).")
+    ] = "holm",
+    effect_size: Annotated[
+        float, typer.Option(help="Effect, in the metric's units, that the power figure targets.")
+    ] = 5.0,
+) -> None:
+    """Main effects, interactions, noise and power of the axes on one metric (docs/analysis.md)."""
+    from bench_pipeline.analysis import AnalysisInputError, read_runs
+    from bench_pipeline.analysis import analyze as run_analysis
+    from bench_pipeline.analysis.render import report_lines
+
+    baselines: dict[str, str] = {}
+    for item in baseline or []:
+        name, sep, level = item.partition("=")
+        if not sep or not name.strip():
+            raise _fail(f"--baseline {item!r}: expected AXIS=LEVEL", EXIT_BAD_INPUT)
+        baselines[name.strip()] = level.strip()
+    try:
+        report = run_analysis(
+            read_runs(runs_file),
+            metric,
+            axes=axis or None,
+            baselines=baselines,
+            correction=correction,
+            effect_size=effect_size,
+        )
+    except AnalysisInputError as error:
+        raise _fail(f"{runs_file}: {error}", EXIT_BAD_INPUT) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), allow_nan=False) + "\n")
+        return
+    for style, text in report_lines(report):
+        out.print(escape(text), style=style or None, highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":

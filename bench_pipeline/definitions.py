@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from assets.analysis import effects_analysis
 from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
 from assets.evaluation import bot_evaluation, bot_evaluation_has_sixteen_verdicts
@@ -32,8 +33,9 @@ run_stages_job = dg.define_asset_job(
 
 warehouse_job = dg.define_asset_job(
     "warehouse_job",
-    selection=[warehouse],
-    description="Rebuild the DuckDB warehouse from the artifact store.",
+    selection=[warehouse, effects_analysis],
+    description="Rebuild the DuckDB warehouse from the artifact store: sources, every SQL "
+    "model with its data tests, and the effects analysis marts.",
 )
 
 defs = dg.Definitions(
@@ -45,6 +47,7 @@ defs = dg.Definitions(
         bot_evaluation,
         quality_metrics,
         warehouse,
+        effects_analysis,
     ],
     asset_checks=[bot_evaluation_has_sixteen_verdicts],
     jobs=[experiment_design_job, run_stages_job, warehouse_job],

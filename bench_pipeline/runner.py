@@ -14,6 +14,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from bench_pipeline import settings
+
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 # The CLI prints its own progress; Dagster's step-by-step DEBUG lines stay in the run's log.
@@ -74,7 +76,10 @@ def _failure_text(result: dg.ExecuteInProcessResult) -> str:
 
 def _check(result: dg.ExecuteInProcessResult, what: str) -> None:
     if not result.success:
-        raise RuntimeError(f"{what} failed; open the run {result.run_id} in `bench ui` for details")
+        raise RuntimeError(
+            f"{what} failed: {_failure_text(result)}; "
+            f"open the run {result.run_id} in `bench ui` for details"
+        )
 
 
 def run_main(
@@ -84,6 +89,7 @@ def run_main(
     endurance_s: float = 30.0,
 ) -> MainRunSummary:
     # Imported here so that `bench design` and `bench sql` stay fast to start.
+    from assets.analysis import effects_analysis
     from assets.build import sandboxed_build
     from assets.design import experiment_design, run_spec
     from assets.evaluation import bot_evaluation
@@ -97,7 +103,7 @@ def run_main(
     experiment = load_experiment(experiment_file)  # refuse a bad file before anything runs
     resources = defs.resources
     run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics]
-    all_assets = [experiment_design, *run_stages, warehouse]
+    all_assets = [experiment_design, *run_stages, warehouse, effects_analysis]
 
     progress(f"designing {experiment.name} from {experiment_file}")
     before = set(instance.get_dynamic_partitions(run_partitions.name))
@@ -148,23 +154,36 @@ def run_main(
             failed.append(f"runs {first} … {last}: {failure} (Dagster run {result.run_id})")
             progress(f"failed: {failure}")
 
-    progress("building the warehouse")
+    progress("building the warehouse, its marts and the effects analysis")
     result = dg.materialize(
-        all_assets, selection=[warehouse], instance=instance, resources=resources, run_config=QUIET
+        all_assets,
+        selection=[warehouse, effects_analysis],
+        instance=instance,
+        resources=resources,
+        run_config=QUIET,
+        raise_on_error=False,
     )
     _check(result, "warehouse")
-    mat = result.asset_materializations_for_node("warehouse")[0]
-    tables = {
-        k.removeprefix("rows/"): int(v.value)
-        for k, v in mat.metadata.items()
-        if k.startswith("rows/")
-    }
+    tables: dict[str, int] = {}
+    db_path = None
+    for mat in result.get_asset_materialization_events():
+        metadata = mat.materialization.metadata
+        name = mat.asset_key.to_user_string()
+        if name == "warehouse_sources":
+            db_path = Path(str(metadata["path"].value))
+            tables |= {
+                k.removeprefix("rows/"): int(v.value)
+                for k, v in metadata.items()
+                if k.startswith("rows/")
+            }
+        elif "dagster/row_count" in metadata:
+            tables[name] = int(metadata["dagster/row_count"].value)
     return MainRunSummary(
         experiment=experiment.name,
         runs=len(wanted),
         new_runs=len(wanted - before),
         executed_runs=len(todo),
-        warehouse=Path(str(mat.metadata["path"].value)),
+        warehouse=db_path or settings.warehouse_path(),
         tables=tables,
         failed=failed,
     )

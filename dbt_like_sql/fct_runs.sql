@@ -1,5 +1,17 @@
 -- materialized: table
 -- description: One row per designed run (contracts §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores (score = 50 % gameplay + 50 % quality). status is the agent's outcome, or 'pending' before the agent ran.
+-- test: unique(run_id) blocking
+-- test: not_null(run_id, cell_id, experiment) blocking
+-- test: not_null(status)
+-- test: accepted_values(status, 'completed', 'failed', 'budget_exceeded', 'timed_out', 'max_turns', 'error', 'pending')
+-- test: accepted_range(gameplay_score, 0, 100)
+-- test: accepted_range(quality_score, 0, 100)
+-- test: accepted_range(score, 0, 100)
+-- test: non_negative(cost_usd)
+-- test: non_negative(input_tokens)
+-- test: non_negative(output_tokens)
+-- test: non_negative(duration_s)
+-- test: expect_empty(verdict_counts_add_up_to_16): select run_id, tests_passed, tests_failed, tests_inconclusive from fct_runs where tests_passed + tests_failed + tests_inconclusive <> 16
 select
     r.run_id,
     r.cell_id,

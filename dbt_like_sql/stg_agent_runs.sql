@@ -1,5 +1,8 @@
 -- materialized: view
 -- description: One row per agent run (agent_generation records): harness, model, outcome, tokens, cost, turns and time.
+-- test: unique(run_id)
+-- test: not_null(run_id)
+-- test: non_negative(cost_usd)
 select
     run_id,
     agent,

@@ -1,5 +1,8 @@
 -- materialized: view
 -- description: One row per bot evaluation: the gameplay score, verdict counts and what the bot found.
+-- test: unique(run_id)
+-- test: not_null(run_id)
+-- test: accepted_range(gameplay_score, 0, 100)
 select
     run_id,
     bot_version,

@@ -1,5 +1,7 @@
 -- materialized: view
 -- description: One row per sandboxed build: what was detected, whether it built, how long it took and what it serves.
+-- test: unique(run_id)
+-- test: not_null(run_id)
 select
     run_id,
     try_cast(build_ok as boolean) as build_ok,

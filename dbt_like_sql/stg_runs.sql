@@ -1,5 +1,7 @@
 -- materialized: view
 -- description: One row per designed run with its cell's axis values; the spine every later stage joins to.
+-- test: unique(run_id) blocking
+-- test: not_null(run_id, cell_id, experiment)
 select
     r.run_id,
     r.experiment,

@@ -1,5 +1,7 @@
 -- materialized: view
 -- description: Every agent's transcript as one normalized table (Claude Code and Codex alike): one row per event, its kind, tool, input summary, error flag, text excerpt and the wasted-turn classifier that labelled it (NULL: not wasted).
+-- test: unique(run_id, position)
+-- test: not_null(run_id, position)
 select
     run_id,
     position,

@@ -1,3 +1,4 @@
+from collections.abc import Collection
 from pathlib import Path
 
 import dagster as dg
@@ -16,6 +17,12 @@ class WarehouseResource(dg.ConfigurableResource):
     def db_path(self) -> Path:
         return Path(self.path) if self.path else settings.warehouse_path()
 
-    def build(self, store: ArtifactStore) -> WarehouseBuild:
-        models = Path(self.models_dir) if self.models_dir else settings.sql_models_dir()
-        return build_warehouse(store, self.db_path(), models)
+    def build(
+        self,
+        store: ArtifactStore,
+        models: Collection[str] | None = None,
+        sources: bool = True,
+    ) -> WarehouseBuild:
+        """Reload the sources (if asked) and rebuild `models` (default: every model)."""
+        folder = Path(self.models_dir) if self.models_dir else settings.sql_models_dir()
+        return build_warehouse(store, self.db_path(), folder, models=models, sources=sources)

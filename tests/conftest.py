@@ -50,3 +50,19 @@ def resources(data_dir: Path) -> dict[str, dg.ConfigurableResource]:
 def instance() -> Iterator[dg.DagsterInstance]:
     with dg.instance_for_test() as inst:
         yield inst
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest first: the end-to-end Dagster tests, then the other slow ones, then the rest.
+
+    Why: xdist hands tests out in collection order, so a two-minute test collected late
+    runs alone at the end while the other workers idle; started first, the short tests
+    fill in around it. (Ordering only: every test still runs, each in its own tmp dir.)
+    """
+
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("slow") is None:
+            return 2
+        return 0 if "tests/dagster/" in item.nodeid else 1
+
+    items.sort(key=rank)

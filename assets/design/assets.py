@@ -11,7 +11,7 @@ from bench_pipeline.design import design_experiment, load_experiment
 from bench_pipeline.run_spec import RUN_SPEC_STAGE, build_run_spec
 from resources import ArtifactStoreResource
 
-DESIGN_CODE_VERSION = "1"
+DESIGN_CODE_VERSION = "2"
 
 
 class ExperimentDesignConfig(dg.Config):
@@ -41,7 +41,11 @@ def experiment_design(
     design = design_experiment(experiment)
     used = {c.config["model"] for c in design.cells}
     models = {m: experiment.registry.get(m).to_json_dict() for m in sorted(used)}
-    stored = artifact_store.store().save_design({**design.to_json_dict(), "models": models})
+    # The baselines travel with the design: the effects analysis compares every level
+    # with the baseline the experiment named, not with whichever level is most frequent.
+    stored = artifact_store.store().save_design(
+        {**design.to_json_dict(), "models": models, "baselines": experiment.baseline_config()}
+    )
 
     known = set(context.instance.get_dynamic_partitions(run_partitions.name))
     new_runs = [r.run_id for r in design.runs if r.run_id not in known]

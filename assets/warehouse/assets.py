@@ -1,6 +1,18 @@
-"""Stage 7: the DuckDB warehouse, rebuilt from the artifact store by a single writer."""
+"""Stage 7: the DuckDB warehouse: its sources, one asset per SQL model, data tests as checks.
+
+Every `.sql` file of `dbt_like_sql/` is an asset of its own, with the dependencies its
+SQL reads (parsed with sqlglot), a code version that is the hash of its SQL (edit a
+model and it alone, with what reads it, becomes stale), and its header's data tests
+as asset checks. They are built by one subsettable step: one writer copies the live
+file, rebuilds what was selected and swaps it in, so a reader is never blocked and
+never sees half a rebuild.
+"""
+
+import hashlib
+import json
 
 import dagster as dg
+import duckdb
 
 from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
@@ -8,42 +20,143 @@ from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
 from assets.metadata import markdown_table
 from assets.quality import quality_metrics
+from bench_pipeline import settings
+from bench_pipeline.warehouse.datatests import DataTest, run_data_test
+from bench_pipeline.warehouse.models import SqlModel, load_models
 from resources import ArtifactStoreResource, WarehouseResource
 
-WAREHOUSE_CODE_VERSION = "1"
+# Bump when the loading of sources changes (not for SQL models: they hash their SQL).
+WAREHOUSE_SOURCES_CODE_VERSION = "2"
+SOURCES = dg.AssetKey("warehouse_sources")
+
+MODELS: list[SqlModel] = load_models(settings.sql_models_dir())
+_MODEL_NAMES = {m.name for m in MODELS}
+_TESTS: dict[dg.AssetCheckKey, DataTest] = {
+    dg.AssetCheckKey(dg.AssetKey(m.name), t.name): t for m in MODELS for t in m.tests
+}
 
 
-@dg.asset(
-    deps=[
-        experiment_design,
-        run_spec,
-        agent_generation,
-        sandboxed_build,
-        bot_evaluation,
-        quality_metrics,
-    ],
-    group_name="warehouse",
-    kinds={"duckdb", "sql"},
-    code_version=WAREHOUSE_CODE_VERSION,
+def _code_version(model: SqlModel) -> str:
+    header = f"{model.materialized}\n"
+    return hashlib.sha256((header + model.sql).encode()).hexdigest()[:12]
+
+
+def _model_spec(model: SqlModel) -> dg.AssetSpec:
+    deps = [dg.AssetKey(name) for name in sorted(model.deps(_MODEL_NAMES))]
+    if model.references - _MODEL_NAMES:  # it reads raw_* or ref_* tables: the sources
+        deps.append(SOURCES)
+    return dg.AssetSpec(
+        key=model.name,
+        deps=deps,
+        description=model.description or None,
+        group_name="warehouse",
+        kinds={"duckdb", "sql"},
+        code_version=_code_version(model),
+        skippable=True,
+        metadata={
+            "materialized": model.materialized,
+            "sql": dg.MetadataValue.md(f"```sql\n{model.sql}\n```"),
+            "file": dg.MetadataValue.path(str(model.path)),
+        },
+    )
+
+
+_SPECS = [
+    dg.AssetSpec(
+        key=SOURCES,
+        deps=[
+            experiment_design,
+            run_spec,
+            agent_generation,
+            sandboxed_build,
+            bot_evaluation,
+            quality_metrics,
+        ],
+        description="The stages' per-run records, designs and reference tables loaded from "
+        "the artifact store into raw_* and ref_* tables.",
+        group_name="warehouse",
+        kinds={"duckdb"},
+        code_version=WAREHOUSE_SOURCES_CODE_VERSION,
+        skippable=True,
+    ),
+    *(_model_spec(m) for m in MODELS),
+]
+_CHECKS = [
+    dg.AssetCheckSpec(
+        name=key.name, asset=key.asset_key, description=test.description, blocking=test.blocking
+    )
+    for key, test in _TESTS.items()
+]
+
+
+@dg.multi_asset(
+    name="warehouse",
+    specs=_SPECS,
+    check_specs=_CHECKS,
+    can_subset=True,
     # One writer at a time: the build holds a file lock; the pool keeps runs from queueing on it.
     pool="warehouse",
-    description="Sources loaded from the artifact store plus every SQL model of dbt_like_sql/, "
-    "built in a fresh file and swapped in atomically, so open readers are never blocked.",
+    description="Sources and every SQL model of dbt_like_sql/, rebuilt in a copy of the "
+    "warehouse and swapped in atomically, so open readers are never blocked.",
 )
 def warehouse(
     context: dg.AssetExecutionContext,
     artifact_store: ArtifactStoreResource,
     warehouse: WarehouseResource,
-) -> dg.MaterializeResult:
-    build = warehouse.build(artifact_store.store())
-    context.log.info(f"warehouse rebuilt at {build.path} in {build.duration_s:.2f}s")
-    return dg.MaterializeResult(
-        metadata={
-            "path": dg.MetadataValue.path(str(build.path)),
-            "duration_s": round(build.duration_s, 3),
-            "tables": markdown_table(
-                [{"table": t.name, "kind": t.kind, "rows": t.rows} for t in build.tables], 200
-            ),
-            **{f"rows/{t.name}": t.rows for t in build.tables},
-        }
+):
+    selected = {key.to_user_string() for key in context.selected_asset_keys}
+    build = warehouse.build(
+        artifact_store.store(),
+        models=selected & _MODEL_NAMES,
+        sources=SOURCES.to_user_string() in selected,
     )
+    context.log.info(f"warehouse updated at {build.path} in {build.duration_s:.2f}s")
+    path = dg.MetadataValue.path(str(build.path))
+    if SOURCES.to_user_string() in selected:
+        sources = [t for t in build.tables if t.kind == "source"]
+        yield dg.MaterializeResult(
+            asset_key=SOURCES,
+            metadata={
+                "path": path,
+                "duration_s": round(build.duration_s, 3),
+                "tables": markdown_table([{"table": t.name, "rows": t.rows} for t in sources], 100),
+                **{f"rows/{t.name}": t.rows for t in sources},
+            },
+        )
+    with duckdb.connect(str(build.path), read_only=True) as con:
+        for table in build.tables:
+            if table.kind == "source":
+                continue
+            columns = con.execute(f'describe "{table.name}"').fetchall()
+            preview = con.execute(f'select * from "{table.name}" limit 5').df()
+            rows = json.loads(preview.to_json(orient="records", date_format="iso"))
+            yield dg.MaterializeResult(
+                asset_key=table.name,
+                metadata={
+                    "dagster/row_count": table.rows,
+                    "path": path,
+                    "materialized": table.kind,
+                    "dagster/column_schema": dg.TableSchema(
+                        columns=[dg.TableColumn(name=c[0], type=c[1]) for c in columns]
+                    ),
+                    "preview": markdown_table(rows, 5),
+                },
+            )
+        for key in context.selected_asset_check_keys:
+            result = run_data_test(con, _TESTS[key])
+            yield dg.AssetCheckResult(
+                asset_key=key.asset_key,
+                check_name=key.name,
+                passed=result.passed,
+                severity=dg.AssetCheckSeverity.ERROR
+                if _TESTS[key].blocking
+                else dg.AssetCheckSeverity.WARN,
+                description=result.error or _TESTS[key].description,
+                metadata={
+                    "failing_rows": result.failing_rows,
+                    "sample": dg.MetadataValue.json(
+                        json.loads(json.dumps(result.sample, default=str))
+                    ),
+                    "sql": dg.MetadataValue.md(f"```sql\n{_TESTS[key].sql}\n```"),
+                },
+            )

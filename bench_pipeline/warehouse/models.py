@@ -5,6 +5,7 @@ takes to add a model. A header comment picks how it is materialized:
 
     -- materialized: view          (default: table)
     -- description: one line shown in the UI and the docs
+    -- test: unique(run_id) blocking   (any number of these: see datatests.py)
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from pathlib import Path
 
 import sqlglot
 from sqlglot import exp
+
+from bench_pipeline.warehouse import datatests
+from bench_pipeline.warehouse.datatests import DataTest
 
 _HEADER = re.compile(r"^\s*--\s*(materialized|description)\s*:\s*(.+?)\s*$", re.MULTILINE)
 
@@ -32,6 +36,7 @@ class SqlModel:
     materialized: str  # "table" | "view"
     description: str
     references: frozenset[str]  # every table name the query reads (models and sources)
+    tests: tuple[DataTest, ...] = ()  # the `-- test:` lines of the header, in file order
 
     def deps(self, model_names: set[str]) -> set[str]:
         return {ref for ref in self.references if ref in model_names and ref != self.name}
@@ -51,6 +56,217 @@ def _references(sql: str, path: Path) -> frozenset[str]:
     )
 
 
+_TEST_LINE = re.compile(r"^\s*--\s*test\s*:(.*)$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_TAIL = re.compile(r"^(?:(blocking)\b)?\s*(?::(.*))?$", re.DOTALL)
+# How many arguments each kind takes: (at least, at most); None: no upper bound.
+_ARITY: dict[str, tuple[int, int | None]] = {
+    "unique": (1, None),
+    "not_null": (1, None),
+    "accepted_range": (3, 3),
+    "non_negative": (1, 1),
+    "accepted_values": (2, None),
+    "rows_per": (2, 2),
+    "expect_empty": (1, 1),
+}
+assert set(_ARITY) == set(datatests.KINDS)
+
+
+class _BadTest(ValueError):
+    """A problem with one test line; parse_tests adds the file and line to it."""
+
+
+def _split_call(text: str) -> tuple[str, list[str], str]:
+    """`kind(a, 'b, c', 3) rest` -> ("kind", ["a", "'b, c'", "3"], "rest").
+
+    Quoted arguments keep their quotes (they are SQL string literals, '' escapes a quote),
+    so that a comma or a parenthesis inside one is no separator.
+    """
+    match = re.match(r"\s*([A-Za-z_]+)\s*\(", text)
+    if not match:
+        raise _BadTest("expected <kind>(<arguments>)")
+    kind, i = match.group(1), match.end()
+    args: list[str] = []
+    current = ""
+    while True:
+        if i >= len(text):
+            raise _BadTest("missing closing parenthesis")
+        ch = text[i]
+        if ch == "'":
+            end = i + 1
+            while True:
+                end = text.find("'", end)
+                if end < 0:
+                    raise _BadTest("unterminated string")
+                if text[end + 1 : end + 2] == "'":  # '' is an escaped quote
+                    end += 2
+                    continue
+                break
+            current += text[i : end + 1]
+            i = end + 1
+        elif ch in ",)":
+            args.append(current.strip())
+            current = ""
+            i += 1
+            if ch == ")":
+                break
+        else:
+            current += ch
+            i += 1
+    if args == [""]:
+        args = []
+    if any(a == "" for a in args):
+        raise _BadTest("empty argument")
+    return kind, args, text[i:].strip()
+
+
+def _ident(arg: str, what: str) -> str:
+    if not _IDENT.match(arg):
+        raise _BadTest(f"{what} must be a plain column name, not {arg!r}")
+    return arg
+
+
+def _number(arg: str, what: str) -> float:
+    if not _NUMBER.match(arg):
+        raise _BadTest(f"{what} must be a number, not {arg!r}")
+    return float(arg)
+
+
+def _literal(arg: str) -> str:
+    if (arg.startswith("'") and arg.endswith("'") and len(arg) >= 2) or _NUMBER.match(arg):
+        return arg
+    if arg.lower() in {"true", "false"}:
+        return arg.lower()
+    raise _BadTest(f"accepted value {arg!r} must be a quoted string, a number, true or false")
+
+
+def _parse_test(text: str, model: str, line: int) -> list[DataTest]:
+    kind, args, rest = _split_call(text)
+    if kind not in _ARITY:
+        raise _BadTest(f"unknown test kind {kind!r}; known: {', '.join(datatests.KINDS)}")
+    low, high = _ARITY[kind]
+    if len(args) < low or (high is not None and len(args) > high):
+        wanted = f"{low}" if low == high else f"at least {low}"
+        raise _BadTest(f"{kind} takes {wanted} argument(s), got {len(args)}")
+    tail = _TAIL.match(rest)
+    if not tail:
+        raise _BadTest(f"unexpected {rest!r} after the arguments (only 'blocking' may follow)")
+    blocking = tail.group(1) is not None
+    custom_sql = tail.group(2)
+    if kind != "expect_empty" and custom_sql is not None:
+        raise _BadTest(f"only expect_empty takes SQL after a colon, not {kind}")
+
+    def make(name: str, sql: str, description: str, columns: tuple[str, ...]) -> DataTest:
+        return DataTest(name, model, kind, sql, blocking, description, columns, line)
+
+    if kind == "expect_empty":
+        name = _ident(args[0], "the test name")
+        sql = (custom_sql or "").strip().rstrip(";").strip()
+        if not sql:
+            raise _BadTest("expect_empty needs its SQL after a colon: expect_empty(name): select")
+        try:
+            parsed = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+        except sqlglot.errors.ParseError as err:
+            raise _BadTest(f"cannot parse the SQL: {err}") from err
+        if len(parsed) != 1 or not isinstance(parsed[0], exp.Query):
+            raise _BadTest("the SQL must be one SELECT query returning the failing rows")
+        return [make(name, sql, f"the custom check {name} finds no failing rows in {model}", ())]
+    if kind == "unique":
+        cols = tuple(_ident(a, "a unique column") for a in args)
+        shown = cols[0] if len(cols) == 1 else "(" + ", ".join(cols) + ")"
+        return [
+            make(
+                "unique_" + "_".join(cols),
+                datatests.unique_sql(model, cols),
+                f"{shown} is unique in {model}",
+                cols,
+            )
+        ]
+    if kind == "not_null":
+        # One test per column: each is its own asset check, named after its column.
+        cols = tuple(_ident(a, "a not_null column") for a in args)
+        return [
+            make(
+                f"not_null_{c}",
+                datatests.not_null_sql(model, c),
+                f"{c} is never NULL in {model}",
+                (c,),
+            )
+            for c in cols
+        ]
+    col = _ident(args[0], f"the {kind} column")
+    if kind == "accepted_range":
+        lo, hi = _number(args[1], "the low bound"), _number(args[2], "the high bound")
+        if lo > hi:
+            raise _BadTest(f"the low bound {args[1]} is above the high bound {args[2]}")
+        return [
+            make(
+                f"accepted_range_{col}",
+                datatests.accepted_range_sql(model, col, args[1], args[2]),
+                f"{col} lies between {args[1]} and {args[2]} in {model} (NULL passes)",
+                (col,),
+            )
+        ]
+    if kind == "non_negative":
+        return [
+            make(
+                f"non_negative_{col}",
+                datatests.non_negative_sql(model, col),
+                f"{col} is never negative in {model} (NULL passes)",
+                (col,),
+            )
+        ]
+    if kind == "accepted_values":
+        values = tuple(_literal(a) for a in args[1:])
+        return [
+            make(
+                f"accepted_values_{col}",
+                datatests.accepted_values_sql(model, col, values),
+                f"{col} is one of {', '.join(values)} in {model} (NULL passes)",
+                (col,),
+            )
+        ]
+    # rows_per
+    if not re.fullmatch(r"\d+", args[1]) or int(args[1]) < 1:
+        raise _BadTest(f"the row count must be a positive integer, not {args[1]!r}")
+    n = int(args[1])
+    return [
+        make(
+            f"rows_per_{col}_{n}",
+            datatests.rows_per_sql(model, col, n),
+            f"every {col} has exactly {n} rows in {model}",
+            (col,),
+        )
+    ]
+
+
+def parse_tests(sql: str, model: str, path: Path) -> tuple[DataTest, ...]:
+    """The `-- test:` lines of a model file, as DataTests (see datatests.py for the grammar).
+
+    Raises SqlModelError naming the file and line of a malformed or duplicate test.
+    """
+    tests: list[DataTest] = []
+    seen: dict[str, int] = {}
+    for number, text in enumerate(sql.splitlines(), start=1):
+        match = _TEST_LINE.match(text)
+        if not match:
+            continue
+        try:
+            parsed = _parse_test(match.group(1), model, number)
+        except _BadTest as err:
+            raise SqlModelError(f"{path}:{number}: bad test {text.strip()!r}: {err}") from None
+        for test in parsed:
+            if test.name in seen:
+                raise SqlModelError(
+                    f"{path}:{number}: test {test.name} is already declared on line "
+                    f"{seen[test.name]} (test names are unique within a model)"
+                )
+            seen[test.name] = number
+            tests.append(test)
+    return tuple(tests)
+
+
 def load_model(path: Path) -> SqlModel:
     sql = path.read_text()
     header = {k: v for k, v in _HEADER.findall(sql)}
@@ -64,6 +280,7 @@ def load_model(path: Path) -> SqlModel:
         materialized=materialized,
         description=header.get("description", ""),
         references=_references(sql, path),
+        tests=parse_tests(sql, path.stem, path),
     )
 
 

@@ -24,7 +24,10 @@ def test_a_page_that_freezes(hostile_url: str) -> None:
     result = _run(f"{hostile_url}/freeze.html", endurance_s=16.0)
     assert result["tests"]["loads"] == "PASS"
     assert result["tests"]["endurance"] == "FAIL"
-    assert "froze" in result["reasons"]["endurance"] or "stopped" in result["reasons"]["endurance"]
+    # Under load the bot may only see that the page stopped answering (which a crash and a
+    # freeze share); the reason must still say so.
+    reason = result["reasons"]["endurance"]
+    assert any(word in reason for word in ("froze", "stopped", "never again")), reason
 
 
 def test_a_page_that_loops_forever_while_loading(hostile_url: str) -> None:

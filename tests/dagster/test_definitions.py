@@ -1,6 +1,8 @@
 import dagster as dg
 
+from bench_pipeline import settings
 from bench_pipeline.definitions import defs
+from bench_pipeline.warehouse.marts import MART_SCHEMAS
 
 
 def test_definitions_load() -> None:
@@ -21,7 +23,11 @@ def test_every_stage_has_its_group_and_code_version() -> None:
         "sandboxed_build": "sandboxed_build",
         "bot_evaluation": "bot_evaluation",
         "quality_metrics": "quality_metrics",
-        "warehouse": "warehouse",
+        "warehouse_sources": "warehouse",
+        # Every SQL file is a model asset of the warehouse group.
+        **{p.stem: "warehouse" for p in settings.sql_models_dir().glob("*.sql")},
+        # The marts the statistics write.
+        **dict.fromkeys(MART_SCHEMAS, "effects_analysis"),
     }
     for key in graph.get_all_asset_keys():
         if graph.get(key).is_materializable:
@@ -42,6 +48,16 @@ def test_per_run_assets_are_partitioned_by_run() -> None:
         assert node.partitions_def.name == "runs"
         # A backfill over many runs becomes a few Dagster runs of up to ten partitions.
         assert node.backfill_policy == dg.BackfillPolicy.multi_run(max_partitions_per_run=10)
+
+
+def test_data_tests_are_asset_checks() -> None:
+    checks = {
+        (key.asset_key.to_user_string(), key.name)
+        for key in defs.resolve_asset_graph().asset_check_keys
+    }
+    assert ("fct_runs", "unique_run_id") in checks
+    assert ("fct_test_results", "rows_per_run_id_16") in checks
+    assert ("bot_evaluation", "bot_evaluation_has_sixteen_verdicts") in checks
 
 
 def test_jobs_are_registered() -> None:

@@ -63,7 +63,8 @@ def test_bench_ui_serves_the_project_assets(tmp_path: Path) -> None:
                 time.sleep(0.5)
         groups = {tuple(n["assetKey"]["path"]): n["groupName"] for n in data["data"]["assetNodes"]}
         assert groups[("experiment_design",)] == "experiment_design"
-        assert groups[("warehouse",)] == "warehouse"
+        assert groups[("fct_runs",)] == "warehouse"
+        assert groups[("mart_main_effects",)] == "effects_analysis"
         jobs = _graphql(
             port,
             "{ repositoriesOrError { ... on RepositoryConnection { nodes { jobs { name } } } } }",

@@ -115,6 +115,9 @@ def test_the_bot_sees_what_the_spec_planted(name: str, tmp_path: Path) -> None:
     from bench_pipeline.bot import TEST_IDS, evaluate
 
     spec, expected_non_pass, tolerated = CASES[name]
+    # In a 10 s window a slow machine may complete no row: INCONCLUSIVE, never a false verdict
+    # (docs/bot.md, known limitations). Every other test must match exactly.
+    tolerated = {"line_clear": {INCONCLUSIVE}, **tolerated}
     build(spec, tmp_path / "game")
     result = evaluate(str(tmp_path / "game"), endurance_s=ENDURANCE_S, artifacts=tmp_path / "art")
     verdicts = {t: r.verdict.value for t, r in result.results.items()}

@@ -1,0 +1,3 @@
+from assets.analysis.assets import effects_analysis
+
+__all__ = ["effects_analysis"]

@@ -1,0 +1,58 @@
+"""The marts the effects analysis writes from Python (not SQL files), with their types.
+
+The warehouse builder keeps them across rebuilds (they are not its to drop), and the
+analysis writes them with exactly these columns (contracts §5 for mart_main_effects).
+"""
+
+MART_SCHEMAS: dict[str, dict[str, str]] = {
+    "mart_main_effects": {
+        "experiment": "VARCHAR",
+        "metric": "VARCHAR",
+        "axis": "VARCHAR",
+        "level": "VARCHAR",
+        "baseline": "VARCHAR",
+        "estimate": "DOUBLE",
+        "std_error": "DOUBLE",
+        "t_value": "DOUBLE",
+        "ci_low": "DOUBLE",
+        "ci_high": "DOUBLE",
+        "p_value": "DOUBLE",
+        "p_adjusted": "DOUBLE",
+        "significant": "BOOLEAN",
+        "meaningful": "BOOLEAN",
+        "n_level": "INTEGER",
+        "n_baseline": "INTEGER",
+        "noise_sd": "DOUBLE",
+        "correction": "VARCHAR",
+    },
+    "mart_interactions": {
+        "experiment": "VARCHAR",
+        "metric": "VARCHAR",
+        "axes": "VARCHAR",
+        "order": "INTEGER",
+        "df": "DOUBLE",
+        "f_value": "DOUBLE",
+        "p_value": "DOUBLE",
+        "p_adjusted": "DOUBLE",
+        "significant": "BOOLEAN",
+    },
+    "mart_effect_noise": {
+        "experiment": "VARCHAR",
+        "metric": "VARCHAR",
+        "n_runs": "INTEGER",
+        "n_cells": "INTEGER",
+        "noise_sd": "DOUBLE",
+        "noise_df": "DOUBLE",
+        "repeats_per_cell": "DOUBLE",
+        "effect_size": "DOUBLE",
+        "repeats_needed": "INTEGER",
+        "detectable_effect": "DOUBLE",
+        "reason": "VARCHAR",
+    },
+    "mart_not_estimable": {
+        "experiment": "VARCHAR",
+        "metric": "VARCHAR",
+        "term": "VARCHAR",
+        "reason": "VARCHAR",
+    },
+}

@@ -1,0 +1,119 @@
+-- materialized: table
+-- description: Leaderboard per experiment × cell (one config): the cell's label and 16 axis values, whether the cell is in the experiment's current design, run counts, and for score, gameplay_score, quality_score, cost_usd and duration_s the mean, sample SD and 95 % t interval (as in mart_leaderboard_models), the build success rate, cost per point and the rank by mean score within the experiment.
+-- test: unique(experiment, cell_id) blocking
+-- test: not_null(experiment, cell_id, label)
+-- test: accepted_range(score_mean, 0, 100)
+-- test: accepted_range(build_ok_rate, 0, 1)
+-- test: non_negative(cost_usd_mean)
+with runs as (
+    select
+        experiment,
+        cell_id,
+        score,
+        gameplay_score,
+        quality_score,
+        cost_usd,
+        duration_s,
+        build_ok
+    from fct_runs
+),
+
+stats as (
+    select
+        experiment,
+        cell_id,
+        count(*) as n_runs,
+        count(score) as n_scored,
+        avg(score) as score_mean,
+        stddev_samp(score) as score_sd,
+        count(score) as score_n,
+        avg(gameplay_score) as gameplay_score_mean,
+        stddev_samp(gameplay_score) as gameplay_score_sd,
+        count(gameplay_score) as gameplay_score_n,
+        avg(quality_score) as quality_score_mean,
+        stddev_samp(quality_score) as quality_score_sd,
+        count(quality_score) as quality_score_n,
+        avg(cost_usd) as cost_usd_mean,
+        stddev_samp(cost_usd) as cost_usd_sd,
+        count(cost_usd) as cost_usd_n,
+        avg(duration_s) as duration_s_mean,
+        stddev_samp(duration_s) as duration_s_sd,
+        count(duration_s) as duration_s_n,
+        -- Share of the runs that reached the build stage whose build succeeded.
+        avg(case when build_ok then 1.0 when not build_ok then 0.0 end) as build_ok_rate
+    from runs
+    group by experiment, cell_id
+),
+
+t as (
+    -- t975 for df 1..1000 as one list: t.t975[n - 1] is the quantile for n values. An
+    -- index past the end gives NULL, hence coalesce(…, 1.96) for n > 1001.
+    select list(t975 order by df) as t975 from ref_student_t
+),
+
+halves as (
+    -- Half the width of each 95 % interval (NULL below two values: the SD is NULL then).
+    select
+        s.*,
+        coalesce(t.t975[s.score_n - 1], 1.96) * s.score_sd / sqrt(s.score_n) as score_half,
+        coalesce(t.t975[s.gameplay_score_n - 1], 1.96) * s.gameplay_score_sd
+        / sqrt(s.gameplay_score_n) as gameplay_score_half,
+        coalesce(t.t975[s.quality_score_n - 1], 1.96) * s.quality_score_sd
+        / sqrt(s.quality_score_n) as quality_score_half,
+        coalesce(t.t975[s.cost_usd_n - 1], 1.96) * s.cost_usd_sd
+        / sqrt(s.cost_usd_n) as cost_usd_half,
+        coalesce(t.t975[s.duration_s_n - 1], 1.96) * s.duration_s_sd
+        / sqrt(s.duration_s_n) as duration_s_half
+    from stats as s
+    cross join t
+)
+
+select
+    h.experiment,
+    h.cell_id,
+    c.label,
+    c.agent,
+    c.model,
+    c.effort,
+    c.prompt_style,
+    c."language",
+    c.human_language,
+    c.budget_usd,
+    c.max_turns,
+    c.tool_web_search,
+    c.tool_browser,
+    c.tool_subagents,
+    c.framework,
+    c.context_file,
+    c.self_test,
+    c.time_limit_min,
+    c.plan_first,
+    d."current" as in_current_design,
+    h.n_runs,
+    h.n_scored,
+    h.score_mean,
+    h.score_sd,
+    h.score_mean - h.score_half as score_ci_low,
+    h.score_mean + h.score_half as score_ci_high,
+    h.gameplay_score_mean,
+    h.gameplay_score_sd,
+    h.gameplay_score_mean - h.gameplay_score_half as gameplay_score_ci_low,
+    h.gameplay_score_mean + h.gameplay_score_half as gameplay_score_ci_high,
+    h.quality_score_mean,
+    h.quality_score_sd,
+    h.quality_score_mean - h.quality_score_half as quality_score_ci_low,
+    h.quality_score_mean + h.quality_score_half as quality_score_ci_high,
+    h.cost_usd_mean,
+    h.cost_usd_sd,
+    h.cost_usd_mean - h.cost_usd_half as cost_usd_ci_low,
+    h.cost_usd_mean + h.cost_usd_half as cost_usd_ci_high,
+    h.duration_s_mean,
+    h.duration_s_sd,
+    h.duration_s_mean - h.duration_s_half as duration_s_ci_low,
+    h.duration_s_mean + h.duration_s_half as duration_s_ci_high,
+    h.build_ok_rate,
+    h.cost_usd_mean / nullif(h.score_mean, 0) as cost_per_point,
+    rank() over (partition by h.experiment order by h.score_mean desc nulls last) as "rank"
+from halves as h
+join dim_cells as c using (cell_id)
+left join raw_design_cells as d on d.experiment = h.experiment and d.cell_id = h.cell_id

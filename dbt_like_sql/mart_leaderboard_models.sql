@@ -1,0 +1,107 @@
+-- materialized: table
+-- description: Leaderboard per experiment × agent × model, over every run of the experiment (earlier designs' runs included): run counts, and for score, gameplay_score, quality_score, cost_usd and duration_s the mean, sample SD and 95 % t interval (mean ± t975(n−1)·sd/√n over the runs where that metric is not NULL; NULL below two runs), the build success rate, cost per point and the rank by mean score.
+-- test: unique(experiment, agent, model) blocking
+-- test: not_null(experiment, n_runs)
+-- test: accepted_range(score_mean, 0, 100)
+-- test: accepted_range(build_ok_rate, 0, 1)
+-- test: non_negative(cost_usd_mean)
+-- test: expect_empty(interval_holds_the_mean): select * from mart_leaderboard_models where score_ci_low > score_mean or score_ci_high < score_mean
+with runs as (
+    -- agent and model come from the cell's config (dim_cells), which always has them,
+    -- rather than from fct_runs' design columns, which exist only once a design does.
+    select
+        f.experiment,
+        c.agent,
+        c.model,
+        f.score,
+        f.gameplay_score,
+        f.quality_score,
+        f.cost_usd,
+        f.duration_s,
+        f.build_ok
+    from fct_runs as f
+    join dim_cells as c using (cell_id)
+),
+
+stats as (
+    select
+        experiment,
+        agent,
+        model,
+        count(*) as n_runs,
+        count(score) as n_scored,
+        avg(score) as score_mean,
+        stddev_samp(score) as score_sd,
+        count(score) as score_n,
+        avg(gameplay_score) as gameplay_score_mean,
+        stddev_samp(gameplay_score) as gameplay_score_sd,
+        count(gameplay_score) as gameplay_score_n,
+        avg(quality_score) as quality_score_mean,
+        stddev_samp(quality_score) as quality_score_sd,
+        count(quality_score) as quality_score_n,
+        avg(cost_usd) as cost_usd_mean,
+        stddev_samp(cost_usd) as cost_usd_sd,
+        count(cost_usd) as cost_usd_n,
+        avg(duration_s) as duration_s_mean,
+        stddev_samp(duration_s) as duration_s_sd,
+        count(duration_s) as duration_s_n,
+        -- Share of the runs that reached the build stage whose build succeeded.
+        avg(case when build_ok then 1.0 when not build_ok then 0.0 end) as build_ok_rate
+    from runs
+    group by experiment, agent, model
+),
+
+t as (
+    -- t975 for df 1..1000 as one list: t.t975[n - 1] is the quantile for n values. An
+    -- index past the end gives NULL, hence coalesce(…, 1.96) for n > 1001.
+    select list(t975 order by df) as t975 from ref_student_t
+),
+
+halves as (
+    -- Half the width of each 95 % interval (NULL below two values: the SD is NULL then).
+    select
+        s.*,
+        coalesce(t.t975[s.score_n - 1], 1.96) * s.score_sd / sqrt(s.score_n) as score_half,
+        coalesce(t.t975[s.gameplay_score_n - 1], 1.96) * s.gameplay_score_sd
+        / sqrt(s.gameplay_score_n) as gameplay_score_half,
+        coalesce(t.t975[s.quality_score_n - 1], 1.96) * s.quality_score_sd
+        / sqrt(s.quality_score_n) as quality_score_half,
+        coalesce(t.t975[s.cost_usd_n - 1], 1.96) * s.cost_usd_sd
+        / sqrt(s.cost_usd_n) as cost_usd_half,
+        coalesce(t.t975[s.duration_s_n - 1], 1.96) * s.duration_s_sd
+        / sqrt(s.duration_s_n) as duration_s_half
+    from stats as s
+    cross join t
+)
+
+select
+    experiment,
+    agent,
+    model,
+    n_runs,
+    n_scored,
+    score_mean,
+    score_sd,
+    score_mean - score_half as score_ci_low,
+    score_mean + score_half as score_ci_high,
+    gameplay_score_mean,
+    gameplay_score_sd,
+    gameplay_score_mean - gameplay_score_half as gameplay_score_ci_low,
+    gameplay_score_mean + gameplay_score_half as gameplay_score_ci_high,
+    quality_score_mean,
+    quality_score_sd,
+    quality_score_mean - quality_score_half as quality_score_ci_low,
+    quality_score_mean + quality_score_half as quality_score_ci_high,
+    cost_usd_mean,
+    cost_usd_sd,
+    cost_usd_mean - cost_usd_half as cost_usd_ci_low,
+    cost_usd_mean + cost_usd_half as cost_usd_ci_high,
+    duration_s_mean,
+    duration_s_sd,
+    duration_s_mean - duration_s_half as duration_s_ci_low,
+    duration_s_mean + duration_s_half as duration_s_ci_high,
+    build_ok_rate,
+    -- Mean dollars per run over mean points per run; NULL when nothing scored above 0.
+    cost_usd_mean / nullif(score_mean, 0) as cost_per_point,
+    rank() over (partition by experiment order by score_mean desc nulls last) as "rank"
+from halves
