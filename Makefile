@@ -3,7 +3,9 @@ SHELL := /bin/bash
 export DAGSTER_HOME ?= $(CURDIR)/dagster_home
 EXPERIMENT ?= experiments/demo.yaml
 # Tests run on every core (more workers than cores made the browser tests' timing flaky
-# for a minute's gain); `make test PYTEST_ARGS="-m 'not slow'"` skips the slow ones.
+# for a minute's gain). worksteal: a worker that runs dry takes queued tests from a busy
+# one; with the default `load` one worker was left playing the bot corpus alone for
+# minutes. `make test PYTEST_ARGS="-m 'not slow'"` skips the slow ones.
 PYTEST_ARGS ?=
 TEST_WORKERS ?= auto
 
@@ -16,7 +18,7 @@ run: setup
 	.venv/bin/bench run $(EXPERIMENT)
 
 test: setup lint
-	.venv/bin/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	.venv/bin/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 lint: setup
 	.venv/bin/ruff check .
