@@ -65,7 +65,7 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def read_runs(db_path: Path) -> pd.DataFrame:
+def read_current_runs(db_path: Path) -> pd.DataFrame:
     """The runs of every experiment's current design, as `fct_runs` has them."""
     with duckdb.connect(str(db_path), read_only=True) as con:
         return con.execute(
@@ -89,7 +89,9 @@ def analyse_experiment(
     chart_dir: Path | None,
 ) -> list[MetricAnalysis]:
     axes = [a for a in AXES if a in runs.columns and runs[a].nunique(dropna=True) > 1]
-    held = {a: b for a, b in baselines.items() if a in axes}
+    # A named baseline no run of this design has (a retired level) would refuse the whole
+    # analysis; without it the most frequent level is the baseline, and the mart says which.
+    held = {a: b for a, b in baselines.items() if a in axes and (runs[a] == b).any()}
     results: list[MetricAnalysis] = []
     for metric, effect_size in metrics.items():
         if metric not in runs.columns:
@@ -187,7 +189,7 @@ def run_effects_analysis(
     charts: bool = True,
 ) -> AnalysisOutcome:
     """Analyse every experiment of the warehouse; charts go to `<store>/analysis/`."""
-    runs = read_runs(db_path)
+    runs = read_current_runs(db_path)
     analyses: list[MetricAnalysis] = []
     for experiment, part in runs.groupby("experiment", sort=True):
         analyses += analyse_experiment(
