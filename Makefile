@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 export DAGSTER_HOME ?= $(CURDIR)/dagster_home
 EXPERIMENT ?= experiments/demo.yaml
+# The bot's endurance window in `make run` (seconds): short, so the demo takes minutes.
+ENDURANCE ?= 12
 # Tests run on every core (more workers than cores made the browser tests' timing flaky
 # for a minute's gain). worksteal: a worker that runs dry takes queued tests from a busy
 # one; with the default `load` one worker was left playing the bot corpus alone for
@@ -15,7 +17,7 @@ setup:
 	@bash scripts/setup.sh
 
 run: setup
-	.venv/bin/bench run $(EXPERIMENT)
+	.venv/bin/bench run $(EXPERIMENT) --endurance-seconds $(ENDURANCE)
 
 test: setup lint
 	.venv/bin/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)

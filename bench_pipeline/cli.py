@@ -62,6 +62,79 @@ def _ensure_dagster_home() -> Path:
     return home
 
 
+def _pool_limits(file: Path | None) -> list:
+    """The limits to store: this machine's (or `file`'s), with BENCH_POOL_* over either."""
+    from bench_pipeline.orchestration import file_pool_limits, pool_limits
+
+    try:
+        return pool_limits() if file is None else file_pool_limits(file)
+    except ValueError as error:  # a bad BENCH_POOL_* value or pools file
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
+
+
+def _fit_pools(file: Path | None = None) -> list[str]:
+    """Give the instance's pools limits fitted to this machine, or those of a pools file,
+    which replace limits set in the UI (see `bench pools`)."""
+    limits = _pool_limits(file)  # before the instance: bad input fails fast
+    import dagster as dg
+
+    from bench_pipeline.orchestration import apply_pool_limits
+
+    with dg.DagsterInstance.get() as instance:
+        return apply_pool_limits(instance, limits, force=file is not None)
+
+
+@app.command()
+def pools(
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            help="A reviewed pools file (deploy/pools.yaml): store its limits, replacing any "
+            "set in the UI. BENCH_POOL_<NAME> still overrides an entry.",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Change nothing: print the pools whose limit on the instance differs from "
+            "the file's (or this machine's) and exit 1; exit 0 when in sync.",
+        ),
+    ] = False,
+) -> None:
+    """Show (and store in the Dagster instance) how many steps of each kind run at once."""
+    from bench_pipeline.orchestration import POOLS
+
+    _ensure_dagster_home()
+    if check:
+        import dagster as dg
+
+        from bench_pipeline.orchestration import check_pool_limits
+
+        limits = _pool_limits(file)
+        with dg.DagsterInstance.get() as instance:
+            drift = check_pool_limits(instance, limits)
+        wanted = file if file is not None else "this machine's limits"
+        if drift:
+            for line in drift:
+                out.print(line, highlight=False, markup=False)
+            raise _fail(f"{len(drift)} pool(s) differ from {wanted}")
+        out.print(f"{len(limits)} pool(s) as in {wanted}", highlight=False, markup=False)
+        return
+    table = Table(title=f"concurrency pools (DAGSTER_HOME={settings.dagster_home()})")
+    for column in ("pool", "limit", "what it bounds"):
+        table.add_column(column)
+    for line in _fit_pools(file):
+        pool, rest = line.split(": ", 1)
+        table.add_row(pool, rest, POOLS[pool])
+    out.print(table)
+    if file is None:
+        out.print("change one with BENCH_POOL_<NAME>=N, or in the UI: Deployment → Concurrency")
+    else:
+        out.print(f"limits of {file}; change one there and run this again")
+
+
 @app.command()
 def design(
     experiment_file: Annotated[
@@ -146,6 +219,8 @@ def ui(
 ) -> None:
     """Open the Dagster UI (dagster dev) on this project."""
     home = _ensure_dagster_home()
+    for line in _fit_pools():
+        out.print(f"pool {line}")
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(settings.project_root() / "workspace.yaml")]
     out.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home})")
@@ -212,6 +287,7 @@ def run(
     from bench_pipeline.design import DesignError
 
     _ensure_dagster_home()
+    _fit_pools()
     import dagster as dg
 
     from bench_pipeline.runner import run_main

@@ -7,10 +7,14 @@ import dagster as dg
 from assets.analysis import effects_analysis
 from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
-from assets.evaluation import bot_evaluation, bot_evaluation_has_sixteen_verdicts
+from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
 from assets.quality import quality_metrics
+from assets.sweeps.automation import automation_condition_sensor
+from assets.sweeps.jobs import sweep_job
+from assets.sweeps.schedules import new_model_backfill_schedule
 from assets.warehouse import warehouse
+from bench_pipeline import settings
 from resources import (
     AgentResource,
     ArtifactStoreResource,
@@ -19,16 +23,20 @@ from resources import (
     WarehouseResource,
 )
 
+# Run monitoring (dagster.yaml) cancels a run past this; see settings.max_run_seconds.
+RUN_LIMIT = {"dagster/max_runtime": str(settings.max_run_seconds())}
+
 experiment_design_job = dg.define_asset_job(
     "experiment_design_job",
     selection=[experiment_design],
-    description="Design an experiment file and register its run partitions.",
+    description="Design an experiment file and register its run partitions (launch nothing).",
 )
 
 run_stages_job = dg.define_asset_job(
     "run_stages_job",
     selection=[run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics],
     description="Every per-run stage for the selected run partitions.",
+    tags=RUN_LIMIT,
 )
 
 warehouse_job = dg.define_asset_job(
@@ -36,21 +44,30 @@ warehouse_job = dg.define_asset_job(
     selection=[warehouse, effects_analysis],
     description="Rebuild the DuckDB warehouse from the artifact store: sources, every SQL "
     "model with its data tests, and the effects analysis marts.",
+    tags=RUN_LIMIT,
 )
 
+ALL_ASSETS = [
+    experiment_design,
+    run_spec,
+    agent_generation,
+    sandboxed_build,
+    bot_evaluation,
+    quality_metrics,
+    warehouse,
+    effects_analysis,
+]
+
 defs = dg.Definitions(
-    assets=[
-        experiment_design,
-        run_spec,
-        agent_generation,
-        sandboxed_build,
-        bot_evaluation,
-        quality_metrics,
-        warehouse,
-        effects_analysis,
+    assets=ALL_ASSETS,
+    jobs=[sweep_job, experiment_design_job, run_stages_job, warehouse_job],
+    schedules=[new_model_backfill_schedule],
+    sensors=[
+        automation_condition_sensor(
+            dg.AssetSelection.assets(sandboxed_build, bot_evaluation, quality_metrics)
+            | dg.AssetSelection.assets(warehouse, effects_analysis)
+        )
     ],
-    asset_checks=[bot_evaluation_has_sixteen_verdicts],
-    jobs=[experiment_design_job, run_stages_job, warehouse_job],
     resources={
         "agent": AgentResource(),
         "artifact_store": ArtifactStoreResource(),

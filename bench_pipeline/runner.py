@@ -8,6 +8,7 @@ hundreds of runs to a handful of Dagster runs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,33 @@ def _failure_text(result: dg.ExecuteInProcessResult) -> str:
     return "the run failed"
 
 
+def _clock(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+def _chunk_scores(result: dg.ExecuteInProcessResult) -> list[str]:
+    """One line per run of a chunk: what the bot and the quality tools made of it."""
+    scores: dict[str, dict[str, float]] = {}
+    for event in result.get_asset_materialization_events():
+        name = event.asset_key.to_user_string() if event.asset_key else ""
+        if name in ("bot_evaluation", "quality_metrics") and event.partition:
+            scores.setdefault(event.partition, {})
+    if not scores:
+        return []
+    from bench_pipeline.warehouse.artifacts import ArtifactStore
+
+    store = ArtifactStore(settings.artifacts_dir())
+    lines = []
+    for run_id in sorted(scores):
+        bot = store.read_record("bot_evaluation", run_id) or {}
+        quality = store.read_record("quality_metrics", run_id) or {}
+        lines.append(
+            f"    {run_id}: gameplay {bot.get('gameplay_score', '—')}, "
+            f"quality {quality.get('quality_score', '—')}"
+        )
+    return lines
+
+
 def _check(result: dg.ExecuteInProcessResult, what: str) -> None:
     if not result.success:
         raise RuntimeError(
@@ -114,7 +142,7 @@ def run_main(
         resources=resources,
         run_config={
             **QUIET,
-            "ops": {"experiment_design": {"config": {"experiment_file": str(experiment_file)}}},
+            "ops": {"experiment_design": {"config": {"experiment": str(experiment_file)}}},
         },
         tags={"bench/experiment": experiment.name},
     )
@@ -134,8 +162,14 @@ def run_main(
 
     failed: list[str] = []
     chunks = chunked(ordered, contiguous_ranges(ordered, todo), CHUNK)
+    started = time.monotonic()
     for n, (first, last) in enumerate(chunks, start=1):
-        progress(f"[{n}/{len(chunks)}] agent, build, bot and quality for runs {first} … {last}")
+        elapsed = time.monotonic() - started
+        eta = f", about {_clock(elapsed / (n - 1) * (len(chunks) - n + 1))} left" if n > 1 else ""
+        progress(
+            f"[{n}/{len(chunks)}] agent, build, bot and quality for runs {first} … {last} "
+            f"({_clock(elapsed)} elapsed{eta})"
+        )
         result = dg.materialize(
             all_assets,
             selection=run_stages,
@@ -148,6 +182,8 @@ def run_main(
             tags={RANGE_START: first, RANGE_END: last, "bench/experiment": experiment.name},
             raise_on_error=False,
         )
+        for line in _chunk_scores(result):
+            progress(line)
         if not result.success:
             # The rest of the sweep goes on; the warehouse still gets what did succeed.
             failure = _failure_text(result)

@@ -48,3 +48,16 @@ def toolchain_bin() -> Path:
         os.environ.get("BENCH_TOOLCHAIN_BIN")
         or project_root() / "toolchain" / "node_modules" / ".bin"
     ).resolve()
+
+
+def bot_endurance_s() -> float:
+    """Default endurance window of the bot (seconds): BENCH_BOT_ENDURANCE_S, else 30."""
+    raw = os.environ.get("BENCH_BOT_ENDURANCE_S", "").strip()
+    return float(raw) if raw else 30.0
+
+
+def max_run_seconds() -> int:
+    """Backstop on one Dagster run (run monitoring cancels it after this): each stage has its
+    own tighter limit per benchmark run (agent time limit, build timeout, bot hard cap)."""
+    raw = os.environ.get("BENCH_MAX_RUN_SECONDS", "").strip()
+    return int(raw) if raw else 6 * 3600

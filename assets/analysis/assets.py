@@ -9,6 +9,7 @@ import base64
 import dagster as dg
 
 from assets.metadata import markdown_table
+from assets.sweeps.automation import whole_warehouse
 from bench_pipeline.analysis.stage import METRICS, run_effects_analysis
 from bench_pipeline.warehouse.marts import MART_SCHEMAS
 from bench_pipeline.warehouse.writer import replace_table, updating
@@ -39,6 +40,7 @@ def _image(path) -> str:
             group_name="effects_analysis",
             kinds={"python", "duckdb"},
             code_version=ANALYSIS_CODE_VERSION,
+            automation_condition=whole_warehouse,
             description=description,
         )
         for name, description in {

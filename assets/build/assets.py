@@ -5,6 +5,8 @@ import dagster as dg
 from assets.generation import agent_generation
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
+from assets.stage_checks import one_record, results, specs
+from assets.sweeps.automation import per_run_stage
 from bench_pipeline import settings
 from bench_pipeline.agents.stage import NoGenerationRecord
 from bench_pipeline.build.stage import STAGE, run_build
@@ -13,6 +15,7 @@ from resources import ArtifactStoreResource, SandboxResource
 # Bump when the build logic changes: every build (and what depends on it) becomes stale,
 # the agent runs upstream do not.
 BUILD_CODE_VERSION = "1"
+CHECKS = [one_record]
 
 
 @dg.asset(
@@ -23,6 +26,8 @@ BUILD_CODE_VERSION = "1"
     kinds={"npm", "bubblewrap"},
     code_version=BUILD_CODE_VERSION,
     pool="builds",
+    check_specs=specs(STAGE, CHECKS),
+    automation_condition=per_run_stage,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
     description="Detect what the agent made (static site, npm project, TypeScript), install "
     "and build it in the sandbox with no network except an allowed install phase; record "
@@ -71,4 +76,5 @@ def sandboxed_build(
         "build_failed": sum(1 for r in rows if not r["build_ok"]),
         "builds": markdown_table(rows, 50),
     }
-    return dg.MaterializeResult(metadata=metadata)
+    records = {r: store.read_record(STAGE, r) for r in context.partition_keys}
+    return dg.MaterializeResult(metadata=metadata, check_results=results(STAGE, CHECKS, records))

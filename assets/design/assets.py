@@ -1,13 +1,14 @@
 """Stage 1: the experiment design and the per-run specs every later stage reads."""
 
-from pathlib import Path
-
 import dagster as dg
+from pydantic import Field
 
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
+from assets.sweeps.launch import launch_backfill, partitions_in_flight, project_asset_graph
 from bench_pipeline import settings
-from bench_pipeline.design import design_experiment, load_experiment
+from bench_pipeline.design import DesignError, design_experiment, find_experiment, load_experiment
+from bench_pipeline.orchestration import pending_runs
 from bench_pipeline.run_spec import RUN_SPEC_STAGE, build_run_spec
 from resources import ArtifactStoreResource
 
@@ -15,14 +16,25 @@ DESIGN_CODE_VERSION = "2"
 
 
 class ExperimentDesignConfig(dg.Config):
-    """Which experiment to design (shown in the launchpad)."""
+    """Which experiment to design, and whether to launch its runs (shown in the launchpad)."""
 
-    experiment_file: str = "experiments/demo.yaml"
+    experiment: str = Field(
+        default="demo",
+        description="An experiment name (experiments/<name>.yaml) or the path of an experiment "
+        "YAML file, absolute or relative to the project.",
+    )
+    launch: bool = Field(
+        default=False,
+        description="Also launch, as one backfill, every run of the experiment that has not "
+        "been through all stages yet (agent runs that exist are reused, never repeated).",
+    )
 
 
-def _resolve(path: str) -> Path:
-    candidate = Path(path)
-    return candidate if candidate.is_absolute() else settings.project_root() / candidate
+def _experiment_path(ref: str):
+    try:
+        return find_experiment(ref, settings.experiments_dir(), root=settings.project_root())
+    except DesignError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
 
 
 @dg.asset(
@@ -37,8 +49,12 @@ def experiment_design(
     config: ExperimentDesignConfig,
     artifact_store: ArtifactStoreResource,
 ) -> dg.MaterializeResult:
-    experiment = load_experiment(_resolve(config.experiment_file))
-    design = design_experiment(experiment)
+    try:
+        experiment = load_experiment(_experiment_path(config.experiment))
+        design = design_experiment(experiment)
+    except DesignError as exc:
+        # A bad file is the user's to fix: one readable line, no retry, nothing written.
+        raise dg.Failure(description=str(exc), allow_retries=False) from exc
     used = {c.config["model"] for c in design.cells}
     models = {m: experiment.registry.get(m).to_json_dict() for m in sorted(used)}
     # The baselines travel with the design: the effects analysis compares every level
@@ -56,6 +72,9 @@ def experiment_design(
         f"{experiment.name}: {len(design.cells)} cells, {len(design.runs)} runs, "
         f"{len(new_runs)} new partitions"
     )
+    launched = {}
+    if config.launch:
+        launched = _launch(context, design)
     preview = [
         {"cell_id": c.cell_id, "designs": ",".join(c.designs), **c.config} for c in design.cells
     ]
@@ -72,8 +91,36 @@ def experiment_design(
                 str(artifact_store.store().design_path(experiment.name))
             ),
             "preview": markdown_table(preview),
+            **launched,
         }
     )
+
+
+def _launch(context: dg.AssetExecutionContext, design) -> dict:
+    """Backfill the runs that have not been through every stage and are not in flight."""
+    instance = context.instance
+    done = instance.get_materialized_partitions(
+        dg.AssetKey("bot_evaluation")
+    ) & instance.get_materialized_partitions(dg.AssetKey("quality_metrics"))
+    busy = partitions_in_flight(instance)
+    todo = pending_runs(design, done | busy)
+    if not todo:
+        context.log.info(f"nothing to launch: {todo.describe()} and complete or in flight")
+        return {"launched_runs": 0}
+    graph = project_asset_graph(context)
+    downstream = [
+        key
+        for key in graph.get_all_asset_keys()
+        if graph.get(key).group_name in ("warehouse", "effects_analysis")
+    ]
+    backfill_id = launch_backfill(context, todo.run_ids, design.experiment, downstream)
+    context.log.info(f"launched backfill {backfill_id}: {todo.describe()}")
+    return {
+        "launched_runs": len(todo.run_ids),
+        "backfill_id": backfill_id,
+        "backfill": dg.MetadataValue.url(f"/runs/b/{backfill_id}"),
+        "launched_by_model": dg.MetadataValue.json(todo.by_model),
+    }
 
 
 @dg.asset(

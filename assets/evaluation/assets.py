@@ -1,6 +1,5 @@
 """Stage 4: the gameplay bot plays each run's game and returns sixteen verdicts."""
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -10,7 +9,17 @@ from assets.build import sandboxed_build
 from assets.design import run_spec
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
+from assets.stage_checks import (
+    gameplay_score_in_range,
+    one_record,
+    results,
+    sixteen_verdicts,
+    specs,
+)
+from assets.sweeps.automation import per_run_stage
+from bench_pipeline import settings
 from bench_pipeline.bot import BOT_VERSION, TEST_IDS, evaluate
+from bench_pipeline.bot.evaluate import BrowserMissingError
 from bench_pipeline.bot.record import (
     STAGE,
     NoBuildRecord,
@@ -21,11 +30,11 @@ from bench_pipeline.bot.record import (
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from resources import ArtifactStoreResource
 
-VERDICTS = {"PASS", "FAIL", "INCONCLUSIVE"}
+CHECKS = [one_record, sixteen_verdicts, gameplay_score_in_range]
 
 
 class BotEvaluationConfig(dg.Config):
-    endurance_seconds: float = 30.0
+    endurance_seconds: float = settings.bot_endurance_s()
     # Browsers at once when one step evaluates several runs (a partition range).
     parallel_browsers: int = 2
 
@@ -53,8 +62,14 @@ def _evaluate_run(store: ArtifactStore, run_id: str, endurance_s: float) -> dict
     code_version=BOT_VERSION,
     # Two cores: at most two browsers at once across all runs (see dagster.yaml).
     pool="browser",
+    check_specs=specs("bot_evaluation", CHECKS),
+    automation_condition=per_run_stage,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
-    retry_policy=dg.RetryPolicy(max_retries=1, delay=5, backoff=dg.Backoff.EXPONENTIAL),
+    # A browser that crashed or hung is worth another go (the bot's own verdicts about the
+    # game are results, never retried); a missing browser or build is not (dg.Failure).
+    retry_policy=dg.RetryPolicy(
+        max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
+    ),
     description="The Playwright bot plays the run's built game (from the sandboxed_build "
     "record) and records the sixteen verdicts of contracts §1, with screenshots and the "
     "event log as evidence.",
@@ -72,10 +87,13 @@ def bot_evaluation(
         except NoBuildRecord as missing:
             raise dg.Failure(description=str(missing), allow_retries=False) from missing
     workers = max(1, min(config.parallel_browsers, len(run_ids)))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
-        records = list(
-            pool.map(lambda r: _evaluate_run(store, r, config.endurance_seconds), run_ids)
-        )
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
+            records = list(
+                pool.map(lambda r: _evaluate_run(store, r, config.endurance_seconds), run_ids)
+            )
+    except BrowserMissingError as missing:
+        raise dg.Failure(description=str(missing), allow_retries=False) from missing
     for run_id, record in zip(run_ids, records, strict=True):
         context.log.info(f"{run_id}: gameplay score {record['gameplay_score']}")
     metadata: dict[str, Any] = {
@@ -112,19 +130,7 @@ def bot_evaluation(
                 "evidence": dg.MetadataValue.path(str(record["artifacts_dir"])),
             }
         )
-    return dg.MaterializeResult(metadata=metadata)
-
-
-@dg.asset_check(asset=bot_evaluation, blocking=True, description="Sixteen valid verdicts.")
-def bot_evaluation_has_sixteen_verdicts(
-    artifact_store: ArtifactStoreResource,
-) -> dg.AssetCheckResult:
-    store = artifact_store.store()
-    problems = []
-    for path in sorted(store.record_path(STAGE, "x").parent.glob("*.json")):
-        tests = json.loads(path.read_text()).get("tests") or {}
-        if set(tests) != set(TEST_IDS) or not set(tests.values()) <= VERDICTS:
-            problems.append(path.stem)
-    return dg.AssetCheckResult(
-        passed=not problems, metadata={"runs_with_bad_verdicts": dg.MetadataValue.json(problems)}
+    stored = {r: store.read_record(STAGE, r) for r in run_ids}
+    return dg.MaterializeResult(
+        metadata=metadata, check_results=results("bot_evaluation", CHECKS, stored)
     )

@@ -5,18 +5,25 @@ import dagster as dg
 from assets.design import run_spec
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
+from assets.stage_checks import cost_non_negative, one_record, results, specs
 from bench_pipeline.agents.base import AgentSetupError
 from bench_pipeline.agents.stage import STAGE, run_generation
+from bench_pipeline.orchestration import backoff_seconds
 from bench_pipeline.run_spec import RUN_SPEC_STAGE
 from resources import AgentResource, ArtifactStoreResource, SandboxResource
 
 # Fixed on purpose: a change to this code must never make agent runs stale (they cost
 # money). Rerun one explicitly with the `rerun` config.
 GENERATION_CODE_VERSION = "1"
+CHECKS = [one_record, cost_non_negative]
 
 
 class AgentGenerationConfig(dg.Config):
     rerun: bool = False  # True: run the agent again; the earlier attempt is kept aside
+    # A rate limit or an overloaded API is worth retrying, after this many seconds (doubled
+    # at each retry, with jitter); a deterministic failure (crash, budget) is a result.
+    retry_base_delay_s: float = 60.0
+    max_retries: int = 3
 
 
 @dg.asset(
@@ -26,6 +33,7 @@ class AgentGenerationConfig(dg.Config):
     kinds={"python"},
     code_version=GENERATION_CODE_VERSION,
     pool="agents",
+    check_specs=specs("agent_generation", CHECKS),
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
     description="The agent of the run's cell builds Tetris in a sandboxed workspace: "
     "transcript, workspace archive, tokens, cost, turns and time. A run that already has "
@@ -42,6 +50,7 @@ def agent_generation(
     box = sandbox.sandbox()
     rows = []
     setup_errors: list[str] = []
+    transient: list[str] = []
     for run_id in context.partition_keys:
         spec = store.read_record(RUN_SPEC_STAGE, run_id)
         if spec is None:
@@ -60,6 +69,8 @@ def agent_generation(
             setup_errors.append(f"{run_id}: {exc}")
             continue
         record = result.record
+        if record.get("retryable"):
+            transient.append(f"{run_id}: {record['message']}")
         verb = "reused" if result.reused else record["status"]
         context.log.info(f"{run_id}: {verb}: {record['message']}")
         rows.append(
@@ -78,6 +89,17 @@ def agent_generation(
         # Fail the step after the other runs went through: their outputs are stored, and a
         # retry reuses them (agent runs are never redone), so only the broken ones remain.
         raise dg.Failure(description="\n".join(setup_errors), allow_retries=False)
+    if transient:
+        # The other runs' outputs are stored; the retry runs only these again.
+        if context.retry_number >= config.max_retries:
+            raise dg.Failure(
+                description=f"still failing after {context.retry_number} retries "
+                "(rate limit or provider outage):\n" + "\n".join(transient),
+                allow_retries=False,
+            )
+        wait = backoff_seconds(context.retry_number, config.retry_base_delay_s)
+        context.log.warning(f"retrying {len(transient)} runs in {wait:.0f}s: {transient[0]}")
+        raise dg.RetryRequested(max_retries=config.max_retries, seconds_to_wait=wait)
     last = store.run_dir(context.partition_keys[-1], STAGE)
     costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
     metadata = {
@@ -91,4 +113,7 @@ def agent_generation(
         "runs_table": markdown_table(rows, 50),
         "workspace": dg.MetadataValue.path(str(last)),
     }
-    return dg.MaterializeResult(metadata=metadata)
+    records = {r: store.read_record(STAGE, r) for r in context.partition_keys}
+    return dg.MaterializeResult(
+        metadata=metadata, check_results=results("agent_generation", CHECKS, records)
+    )

@@ -8,13 +8,16 @@ from assets.build import sandboxed_build
 from assets.generation import agent_generation
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
+from assets.stage_checks import one_record, quality_score_in_range, results, specs
+from assets.sweeps.automation import per_run_stage
 from bench_pipeline.agents.stage import NoGenerationRecord
-from bench_pipeline.quality.stage import NoBuildYet, run_quality
+from bench_pipeline.quality.stage import STAGE, NoBuildYet, run_quality
 from resources import ArtifactStoreResource, SandboxResource, SonarQubeResource
 
 # Bump when a metric or the score formula changes: quality (and what reads it) recomputes;
 # agent runs and builds do not.
 QUALITY_CODE_VERSION = "1"
+CHECKS = [one_record, quality_score_in_range]
 
 
 @dg.asset(
@@ -24,6 +27,8 @@ QUALITY_CODE_VERSION = "1"
     kinds={"eslint", "typescript"},
     code_version=QUALITY_CODE_VERSION,
     pool="builds",
+    check_specs=specs("quality_metrics", CHECKS),
+    automation_condition=per_run_stage,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
     description="ESLint, tsc, bundle size, duplication, HTML validation and code analysis of "
     "the agent's project, run in the sandbox without network, combined into the quality "
@@ -47,10 +52,10 @@ def quality_metrics(
 
     # Two runs at a time: each tool is mostly node starting up, one core per run suffices.
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="quality") as pool:
-        results = list(pool.map(measure, context.partition_keys))
+        measured = list(pool.map(measure, context.partition_keys))
     rows = []
-    missing = [r for r in results if isinstance(r, str)]
-    for record in results:
+    missing = [r for r in measured if isinstance(r, str)]
+    for record in measured:
         if isinstance(record, str):
             continue
         context.log.info(f"{record['run_id']}: quality score {record['quality_score']}")
@@ -66,7 +71,9 @@ def quality_metrics(
     if missing:
         raise dg.Failure(description="\n".join(missing), allow_retries=False)
     scores = [r["quality"] for r in rows if r["quality"] is not None]
+    records = {r: store.read_record(STAGE, r) for r in context.partition_keys}
     return dg.MaterializeResult(
+        check_results=results("quality_metrics", CHECKS, records),
         metadata={
             "runs": len(rows),
             "mean_quality_score": round(sum(scores) / len(scores), 2) if scores else None,
@@ -75,5 +82,5 @@ def quality_metrics(
             if sonar_config.url and sonar_config.token
             else "not configured (set BENCH_SONAR_URL and BENCH_SONAR_TOKEN): the sonar_* "
             "columns stay NULL, never 0",
-        }
+        },
     )

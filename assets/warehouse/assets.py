@@ -20,6 +20,7 @@ from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
 from assets.metadata import markdown_table
 from assets.quality import quality_metrics
+from assets.sweeps.automation import whole_warehouse
 from bench_pipeline import settings
 from bench_pipeline.warehouse.datatests import DataTest, run_data_test
 from bench_pipeline.warehouse.models import SqlModel, load_models
@@ -53,6 +54,7 @@ def _model_spec(model: SqlModel) -> dg.AssetSpec:
         kinds={"duckdb", "sql"},
         code_version=_code_version(model),
         skippable=True,
+        automation_condition=whole_warehouse,
         metadata={
             "materialized": model.materialized,
             "sql": dg.MetadataValue.md(f"```sql\n{model.sql}\n```"),
@@ -78,6 +80,7 @@ _SPECS = [
         kinds={"duckdb"},
         code_version=WAREHOUSE_SOURCES_CODE_VERSION,
         skippable=True,
+        automation_condition=whole_warehouse,
     ),
     *(_model_spec(m) for m in MODELS),
 ]

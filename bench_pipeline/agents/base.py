@@ -10,6 +10,7 @@ installed, an unknown harness) raises `AgentSetupError`.
 from __future__ import annotations
 
 import abc
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +21,19 @@ from bench_pipeline.sandbox.base import Sandbox
 # budget_exceeded / timed_out / max_turns: stopped by a limit of the cell;
 # error: the harness could not run the agent at all (bad output, cannot start).
 AgentStatus = Literal["completed", "failed", "budget_exceeded", "timed_out", "max_turns", "error"]
+
+
+# What a provider says when the failure is its own and passes: a rate limit, an overloaded or
+# unavailable API. Such a run is retried with back-off; every other failure is a result.
+TRANSIENT_FAILURE = re.compile(
+    r"rate[ _-]?limit|\b429\b|overloaded|\b529\b|\b503\b|temporarily unavailable",
+    re.IGNORECASE,
+)
+
+
+def is_transient(status: str, message: str) -> bool:
+    """True for a failed run whose message says the provider was busy, not the agent wrong."""
+    return status in ("failed", "error") and bool(TRANSIENT_FAILURE.search(message))
 
 
 class AgentSetupError(RuntimeError):

@@ -32,7 +32,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
+from bench_pipeline.agents.base import (
+    AgentAdapter,
+    AgentOutcome,
+    AgentSetupError,
+    AgentTask,
+    is_transient,
+)
 from bench_pipeline.agents.prompts import PROMPT_VERSION, build_prompt, context_file_for
 from bench_pipeline.sandbox.base import Sandbox
 from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_bytes
@@ -175,7 +181,9 @@ def run_generation(
     run_id = spec["run_id"]
     existing = store.read_record(STAGE, run_id)
     run_dir = store.run_dir(run_id, STAGE)
-    if existing is not None and (run_dir / ARCHIVE).is_file() and not rerun:
+    # A run stopped by a rate limit is kept as an attempt, not as the run's result.
+    retry = existing is not None and bool(existing.get("retryable"))
+    if existing is not None and (run_dir / ARCHIVE).is_file() and not rerun and not retry:
         return GenerationResult(existing, reused=True)
     previous = _set_aside(store, run_id)
 
@@ -229,6 +237,7 @@ def run_generation(
         "transcript_path": str(task.transcript_path) if task.transcript_path.exists() else None,
         "archive_path": str(run_dir / ARCHIVE),
         "previous_attempt": str(previous) if previous else None,
+        "retryable": is_transient(outcome.status, outcome.message),
         # A JSON string, not a nested object: each adapter has its own shape, and the
         # warehouse loads every record with one schema.
         "details": json.dumps(details, sort_keys=True, default=str),

@@ -8,6 +8,7 @@ gone, time is up) stops; what was observed so far still counts.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 import time
 from collections import defaultdict
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench_pipeline.bot import board as B
-from bench_pipeline.bot.session import Frame, GameSession
+from bench_pipeline.bot.session import MIN_THRESHOLD, Frame, GameSession
 
 LEFT_KEYS = ("ArrowLeft", "a", "j", "h")
 RIGHT_KEYS = ("ArrowRight", "d", "l")
@@ -27,6 +28,41 @@ HARD_DROP_KEYS = (" ", "ArrowUp", "w", "Enter", "i", "Shift")
 START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
 SPAWN_ROWS = 5  # a new piece appears with cells in the top rows
 AFTER_KEY_S = 0.07  # time for a game to react and render after a key
+
+
+def faint_piece(
+    distances: np.ndarray,
+    colours: np.ndarray,
+    filled: np.ndarray,
+    stack: np.ndarray,
+    floor: float = MIN_THRESHOLD,
+) -> set[B.Cell] | None:
+    """A whole piece drawn fainter than the threshold near the top of the field, if any.
+
+    The cells are not `filled` but clearly drawn on (more than `floor` from their
+    background), form a tetromino in the spawn rows, and share one colour (text or an
+    animation would not); no visible cells are above them in their columns (that would
+    make them the ghost of a piece still entering the field).
+    """
+    faint = (distances > floor) & ~filled & ~stack
+    for group in B.components(faint):
+        if len(group) != 4 or B.identify(group) is None:
+            continue
+        top = min(r for r, _ in group)
+        if top >= SPAWN_ROWS:
+            continue
+        columns = sorted({c for _, c in group})
+        if (filled[:top, columns] & ~stack[:top, columns]).any():
+            continue
+        cells = sorted(group)
+        spread = max(
+            float(np.linalg.norm(colours[a] - colours[b]))
+            for a, b in itertools.combinations(cells, 2)
+        )
+        if spread > max(10.0, 0.2 * float(np.median([distances[c] for c in cells]))):
+            continue
+        return group
+    return None
 
 
 @dataclass
@@ -68,6 +104,7 @@ class Bot:
         self.pauses: list[tuple[float, float]] = []  # game over -> restart, not a freeze
         self.clears_broken = False  # full rows were seen to stay: do not wait for clears
         self.first_game_over_at: float | None = None
+        self.watch_faint = False  # after the threshold was tuned on the first piece
 
     # ---- small helpers ---------------------------------------------------------------
     def time_left(self) -> float:
@@ -75,8 +112,35 @@ class Bot:
 
     def read(self) -> Frame:
         frame = self.s.read()
+        if self.watch_faint and self._lowered_for_faint_piece(frame):
+            frame = self.s.read()
         self.last_frame = frame
         return frame
+
+    def _lowered_for_faint_piece(self, frame: Frame) -> bool:
+        """Lower the threshold when a piece fainter than it is entering the field.
+
+        The threshold is half of how far the first piece is from the background, but one
+        game's pieces can differ a lot in contrast (on a pastel board a Z is half as far
+        from the background as a J): after a J first, every Z would fall unseen, and the
+        field would look frozen. Only checked while no whole piece is visible."""
+        distances, colours = self.s.last_distances, self.s.last_colours
+        if distances is None or colours is None:
+            return False
+        stack = self.stack if self.stack is not None else self.empty()
+        if any(len(g) == 4 for g in B.components(frame.filled & ~stack)):
+            return False
+        cells = faint_piece(distances, colours, frame.filled, stack)
+        if cells is None:
+            return False
+        previous = self.s.lower_threshold(np.array([distances[c] for c in cells]))
+        if previous is None:
+            return False
+        self.log.note(
+            f"a {B.identify(cells)} piece fainter than the threshold at {sorted(cells)}: "
+            f"threshold {previous:.0f} -> {self.s.threshold:.0f}"
+        )
+        return True
 
     def empty(self) -> np.ndarray:
         g = self.s.geometry
@@ -182,8 +246,14 @@ class Bot:
         if len(cells) >= 3:
             self.started_at = self.log.now()
             self.evidence.add(self.started_at, "starts", "pass", f"first piece {sorted(cells)}")
-            distances = s.distances(s.sample())
+            # The distances of the read that found the piece: a new screenshot could show
+            # it a row lower, half of its cells background, and the threshold halved.
+            distances = s.last_distances
+            if distances is None:
+                distances = s.distances(s.sample())
             s.tune_threshold(np.array([distances[r, c] for r, c in cells]))
+            self.log.note(f"cell threshold {s.threshold:.0f} (half the first piece's distance)")
+            self.watch_faint = True
             return True
         self.evidence.add(
             self.log.now(), "starts", "fail", "the field changed but no piece appeared"
@@ -314,42 +384,94 @@ class Bot:
     def discover_rotate(self) -> None:
         tried = 0
         for key in ROTATE_KEYS:
-            if key in (self.controls["left"], self.controls["right"]):
-                continue
-            for _ in range(3):  # an O piece cannot show a rotation: wait for another
-                cells = self.fresh_piece()
+            if key in self.controls.values():
+                continue  # already known to move or drop the piece
+            # A piece that lands (and is replaced) before the press shows says nothing
+            # about the key: try it again on the next piece.
+            for _ in range(3):
+                cells = self._rotatable_piece()
                 if not cells:
                     return
-                if B.identify(cells) != "O":
-                    break
-                if not self.bring_next(cells):
+                outcome = self._try_rotate(key, cells)
+                if outcome == "turned":
                     return
-            else:
-                return
-            before_shape = B.normalize(cells)
-
-            def turned(frame: Frame, shape: B.Piece = before_shape) -> bool:
-                now = self.active(frame)
-                return len(now) == 4 and B.normalize(now) != shape
-
-            after = self.active(self.press_until(key, "try rotate", turned))
-            tried += 1
-            if (
-                len(after) == 4
-                and B.normalize(after) != before_shape
-                and B.identify(after) == B.identify(cells)
-            ):
-                self.controls["rotate"] = key
-                self.evidence.add(
-                    self.log.now(), "rotate", "pass", f"{key!r} turned a {B.identify(cells)} piece"
-                )
-                return
-            if len(after) == 4 and self._shift(cells, after) and self._shift(cells, after)[0] >= 3:
-                self.log.note(f"{key!r} dropped the piece instead of rotating it")
+                if outcome == "kept":
+                    tried += 1
+                    break
+                self.log.note(f"rotate: the piece was replaced while trying {key!r}; again")
         if tried:
             self.evidence.add(
                 self.log.now(), "rotate", "fail", "no key changed a piece's orientation"
             )
+
+    def _rotatable_piece(self) -> set[B.Cell]:
+        """A fresh piece that can show a rotation: not an O, with a few rows to fall.
+
+        An O cannot show a rotation, and a piece about to land (on a stack the control
+        probes piled up under the spawn) is replaced by the next one while the press is
+        read. Six tries, as three O pieces in a row do come up."""
+        for _ in range(6):
+            cells = self.fresh_piece()
+            if not cells:
+                return set()
+            usable = B.identify(cells) != "O"
+            if usable and self._room(cells) >= 3:
+                return cells
+            if not self._set_aside(cells):
+                return cells if usable else set()
+        return set()
+
+    def _set_aside(self, cells: set[B.Cell]) -> bool:
+        """Get rid of a piece that is of no use for a probe, where the heuristic puts it
+        (without rotating): dropped where it spawns, pieces pile up under the spawn and
+        leave the next ones no room. False when nothing brings the next piece."""
+        if not (self.controls["hard_drop"] or self.controls["down"] or self.gravity_s_per_row):
+            return False
+        self.sync_stack(cells)
+        assert self.stack is not None
+        target = B.best_placement(self.stack, cells, can_rotate=False)
+        if target is not None:
+            cells = self.steer(cells, target)
+        self.drop_or_wait(cells)
+        return True
+
+    def _room(self, cells: set[B.Cell]) -> int:
+        """Rows the piece can still fall before it rests on the stack."""
+        self.sync_stack(cells)
+        assert self.stack is not None
+        landing = B.drop(self.stack, cells)
+        return min(r for r, _ in landing) - min(r for r, _ in cells)
+
+    def _try_rotate(self, key: str, cells: set[B.Cell]) -> str:
+        """'turned' (and the control is recorded), 'kept' (the key did not rotate the
+        piece) or 'replaced' (the piece is not whole or another one is there now:
+        nothing can be told)."""
+        before_shape = B.normalize(cells)
+
+        def turned(frame: Frame, shape: B.Piece = before_shape) -> bool:
+            now = self.active(frame)
+            return len(now) == 4 and B.normalize(now) != shape
+
+        after = self.active(self.press_until(key, "try rotate", turned))
+        if (
+            len(after) == 4
+            and B.normalize(after) != before_shape
+            and B.identify(after) == B.identify(cells)
+        ):
+            self.controls["rotate"] = key
+            self.evidence.add(
+                self.log.now(), "rotate", "pass", f"{key!r} turned a {B.identify(cells)} piece"
+            )
+            return "turned"
+        shift = self._shift(cells, after)
+        if shift and shift[0] >= 3:
+            self.log.note(f"{key!r} dropped the piece instead of rotating it")
+            return "kept"
+        if len(after) != 4 or B.identify(after) != B.identify(cells):
+            return "replaced"  # landed (the next piece not whole yet) or another piece
+        if shift is not None and shift[0] < 0:
+            return "replaced"  # the same shape higher up: the next piece
+        return "kept"
 
     def discover_soft_drop(self) -> None:
         for key in DOWN_KEYS:
@@ -523,13 +645,6 @@ class Bot:
                 filled[r, c] = False
         self.stack = filled
         self.log.note("resynchronised the stack with the field")
-
-    def bring_next(self, cells: set[B.Cell]) -> bool:
-        """Get rid of the current piece to see the next one; False when there is no way."""
-        if not (self.controls["hard_drop"] or self.controls["down"] or self.gravity_s_per_row):
-            return False
-        self.drop_or_wait(cells)
-        return True
 
     def drop_or_wait(self, cells: set[B.Cell]) -> None:
         if self.controls["hard_drop"]:

@@ -22,6 +22,9 @@ from bench_pipeline.bot.geometry import BoardGeometry, choose_board
 
 SCREENSHOT_TIMEOUT_MS = 2500
 DEFAULT_THRESHOLD = 40.0
+# The lowest threshold: a cell's middle that differs from its background by less is not
+# drawn on (anti-aliasing, a faint translucent ghost, an overlay's tint).
+MIN_THRESHOLD = 18.0
 
 
 @dataclass
@@ -108,6 +111,10 @@ class GameSession:
         self.threshold = DEFAULT_THRESHOLD
         self._last: Frame | None = None
         self._slices: list[tuple[slice, slice]] = []
+        # The last read's colours and distances per cell, for checks that need more than
+        # the filled/empty mask (a piece fainter than the threshold).
+        self.last_colours: np.ndarray | None = None
+        self.last_distances: np.ndarray | None = None
 
     # ---- page state -------------------------------------------------------------------
     @property
@@ -231,13 +238,27 @@ class GameSession:
     def tune_threshold(self, piece_distances: np.ndarray) -> None:
         """Half of how far a real piece is from the background: below that is a ghost."""
         if piece_distances.size:
-            self.threshold = float(np.clip(0.5 * np.median(piece_distances), 18.0, 90.0))
+            self.threshold = float(np.clip(0.5 * np.median(piece_distances), MIN_THRESHOLD, 90.0))
+
+    def lower_threshold(self, piece_distances: np.ndarray) -> float | None:
+        """A real piece fainter than the tuned threshold was seen: half of its distance.
+
+        Returns the previous threshold when it was lowered, else None."""
+        if not piece_distances.size:
+            return None
+        lowered = max(MIN_THRESHOLD, 0.5 * float(np.median(piece_distances)))
+        if lowered >= self.threshold:
+            return None
+        previous, self.threshold = self.threshold, lowered
+        return previous
 
     def read(self) -> Frame:
         colours = self.sample()
         if self.reference is None:
             self.learn_background([colours])
-        filled = self.distances(colours) > self.threshold
+        distances = self.distances(colours)
+        self.last_colours, self.last_distances = colours, distances
+        filled = distances > self.threshold
         now = self.log.now()
         self.log.reads.append(now)
         frame = Frame(now, filled)

@@ -18,7 +18,7 @@ from bench_pipeline.design.cells import (
     run_seed_for,
 )
 from bench_pipeline.design.designs import DESIGN_TYPES, DesignSpec
-from bench_pipeline.design.experiment import Experiment, load_experiment
+from bench_pipeline.design.experiment import Experiment, find_experiment, load_experiment
 from bench_pipeline.design.models import ModelInfo, ModelRegistry, load_model_registry
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "cell_id_for",
     "default_config",
     "design_experiment",
+    "find_experiment",
     "load_experiment",
     "load_model_registry",
     "run_id_for",

@@ -33,6 +33,8 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "designs",
 )
 AXIS_SPEC_KEYS: tuple[str, ...] = ("levels", "baseline", "description")
+# `model: {levels: registry}` stands for every model of the registry.
+REGISTRY_LEVELS = "registry"
 # Run ids embed the name and must be valid Dagster dynamic partition keys.
 EXPERIMENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
@@ -207,9 +209,20 @@ def _parse_axis_spec(name: str, raw: Any, registry: ModelRegistry, path: str) ->
     if "levels" not in raw:
         raise DesignError(path, f"{where}.levels", "missing required key (a list of levels)")
     raw_levels = raw["levels"]
+    if raw_levels == REGISTRY_LEVELS and name == "model":
+        # Every model of the registry, in file order: a standard sweep that a new registry
+        # entry extends by itself (the new-model schedule launches its runs).
+        raw_levels = list(registry.ids)
+    elif raw_levels == REGISTRY_LEVELS:
+        raise DesignError(
+            path, f"{where}.levels", f"`{REGISTRY_LEVELS}` is only allowed on the model axis"
+        )
     if not isinstance(raw_levels, list):
         raise DesignError(
-            path, f"{where}.levels", f"must be a list, got {describe_value(raw_levels)}"
+            path,
+            f"{where}.levels",
+            f"must be a list (or `{REGISTRY_LEVELS}` on the model axis), "
+            f"got {describe_value(raw_levels)}",
         )
     if not raw_levels:
         raise DesignError(path, f"{where}.levels", "empty list; give at least one level")
@@ -267,3 +280,28 @@ def _parse_designs(raw: Any, axes: dict[str, AxisSpec], path: str) -> list[Desig
             path, "designs", f"must be a non-empty list of designs, got {describe_value(raw)}"
         )
     return [parse_design(entry, index, axes, path) for index, entry in enumerate(raw)]
+
+
+def find_experiment(ref: str, experiments_dir: Path, root: Path | None = None) -> Path:
+    """The experiment file `ref` names: a path (relative to `root`), or a bare name looked up
+    as `<experiments_dir>/<name>.yaml`. Raises DesignError naming the experiments on offer."""
+    ref = ref.strip()
+    if not ref:
+        raise DesignError("<experiment>", "<root>", "no experiment given (a file or a name)")
+    looks_like_path = "/" in ref or ref.endswith((".yaml", ".yml"))
+    if looks_like_path:
+        path = Path(ref)
+        if not path.is_absolute() and root is not None:
+            path = root / path
+        if path.is_file():
+            return path
+        raise DesignError(ref, "<file>", "experiment file not found")
+    path = experiments_dir / f"{ref}.yaml"
+    if path.is_file():
+        return path
+    names = sorted(p.stem for p in experiments_dir.glob("*.yaml") if p.name != "models.yaml")
+    raise DesignError(
+        ref,
+        "<root>",
+        f"no experiment named {ref!r} in {experiments_dir}; known: {', '.join(names) or 'none'}",
+    )

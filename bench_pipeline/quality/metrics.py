@@ -502,12 +502,11 @@ class _Measurer:
                     skip_dirs=frozenset({"node_modules", ".git"}),
                 ),
             )
-            entry = record.get("entry_point")
-            page = copy / Path(entry).resolve().relative_to(site) if entry else copy / "index.html"
             site = copy
-        else:
-            entry = record.get("entry_point")
-            page = Path(entry) if entry else site / "index.html"
+        # The record names the entry relative to the workspace (or absolute, from older
+        # records); the served folder is the one that holds it, so its name is what counts.
+        entry = record.get("entry_point")
+        page = site / Path(entry).name if entry else site / "index.html"
         if not page.is_file():
             page = site / "index.html"
         if not page.is_file():

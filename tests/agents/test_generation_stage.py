@@ -223,3 +223,44 @@ def test_a_run_recorded_elsewhere_is_imported_like_one_run_here(
         sandbox,
     ).record
     assert fresh["adapter"] == "synthetic"
+
+
+class Scripted(AgentAdapter):
+    """Says what a CLI said, without running one: for classifying the outcome."""
+
+    name = "scripted"
+
+    def __init__(self, status: str, message: str) -> None:
+        self.status, self.message = status, message
+        self.calls = 0
+
+    def run(self, task: AgentTask, sandbox: Sandbox) -> AgentOutcome:
+        self.calls += 1
+        (task.workspace / "index.html").write_text("<canvas></canvas>")
+        return AgentOutcome(status=self.status, message=self.message)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "retryable"),
+    [
+        ("failed", 'claude exited with code 1: API Error: 429 {"type":"rate_limit_error"}', True),
+        ("failed", "codex reported an error: stream error: 503 Service Unavailable", True),
+        ("error", "claude reported an error: Overloaded (529)", True),
+        ("failed", "claude exited with code 1: TypeError: cannot read 'x' of undefined", False),
+        ("budget_exceeded", "claude stopped: budget exceeded: $5.02 of $5.00", False),
+        ("completed", "claude finished in 12 turns; rate limits were discussed", False),
+    ],
+)
+def test_only_a_busy_provider_makes_a_run_worth_retrying(
+    store: ArtifactStore, sandbox: Sandbox, status: str, message: str, retryable: bool
+) -> None:
+    agent = Scripted(status, message)
+    record = run_generation(spec(), store, lambda _: agent, sandbox).record
+    assert record["retryable"] is retryable
+    # A retryable attempt is set aside and the agent runs again; any other result stays.
+    again = run_generation(spec(), store, lambda _: agent, sandbox)
+    assert again.reused is not retryable
+    assert agent.calls == (2 if retryable else 1)
+    if retryable:
+        kept = store.run_dir("t.c1.r0", "attempts") / "1"
+        assert json.loads((kept / "record.json").read_text())["message"] == message

@@ -7,6 +7,7 @@ alternatives for verdicts that depend on the bot's timing (never a PASS for a FA
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,40 @@ def test_every_verdict_matches_the_label(game: Path, tmp_path: Path) -> None:
     for control, key in expected.get("controls", {}).items():
         if key is not None and result["calibration"]["controls"][control] is not None:
             assert result["calibration"]["controls"][control] == key or control == "rotate", control
+
+
+# Math.random picks a piece as TYPES[floor(r * 7)]; pastel.js lists I J L O S T Z.
+_J_THEN_Z = """<script>(() => {
+  const order = [1, 6, 3, 3, 3, 0, 6, 2, 6, 5];  // J Z O O O I Z L Z T, then random
+  const random = Math.random.bind(Math);
+  let i = 0;
+  Math.random = () => (i < order.length ? (order[i++] + 0.5) / 7 : random());
+})();</script>
+"""
+
+
+@pytest.mark.slow
+def test_a_faint_piece_after_a_bright_first_one_is_seen(tmp_path: Path) -> None:
+    """pastel's J is twice as far from an empty cell as its Z: with a J first, the cell
+    threshold tuned on it (half its distance) hid every Z, the field looked frozen while a
+    Z fell, and rotate/hard_drop/game_over came out INCONCLUSIVE and endurance FAIL.
+    Three O pieces in a row follow: the rotate probe sets them aside and waits for a
+    piece it can judge (it used to give up after three, or judge a landing piece)."""
+    game = tmp_path / "game"
+    shutil.copytree(GAMES / "canvas-gridlines-pastel", game)
+    page = (game / "index.html").read_text()
+    (game / "index.html").write_text(
+        page.replace('<script src="pastel.js">', _J_THEN_Z + '<script src="pastel.js">', 1)
+    )
+    assert "Math.random = " in (game / "index.html").read_text()
+    expected = json.loads((game / "expected.json").read_text())
+    result = evaluate(
+        str(game), endurance_s=ENDURANCE_S, artifacts=tmp_path / "artifacts"
+    ).to_json()
+    wrong = {
+        test: f"{result['tests'][test]} (expected {want}): {result['reasons'][test]}"
+        for test, want in expected["tests"].items()
+        if result["tests"][test] != want and not _no_row_completed(test, result)
+    }
+    assert not wrong, json.dumps(wrong, indent=1)
+    assert any("fainter than the threshold" in note for note in result["notes"]), result["notes"]

@@ -10,8 +10,9 @@ import dagster as dg
 import pytest
 
 from assets.design import experiment_design, run_spec
-from assets.evaluation import bot_evaluation, bot_evaluation_has_sixteen_verdicts
+from assets.evaluation import bot_evaluation
 from assets.partitions import run_partitions
+from assets.stage_checks import gameplay_score_in_range, results, sixteen_verdicts
 from bench_pipeline import settings
 from bench_pipeline.bot import TEST_IDS
 from bench_pipeline.warehouse.artifacts import ArtifactStore
@@ -30,7 +31,7 @@ def test_bot_evaluation_records_sixteen_verdicts(
         selection=[experiment_design],
         instance=instance,
         resources=resources,
-        run_config={"ops": {"experiment_design": {"config": {"experiment_file": str(smoke)}}}},
+        run_config={"ops": {"experiment_design": {"config": {"experiment": str(smoke)}}}},
     )
     played, unbuilt = instance.get_dynamic_partitions(run_partitions.name)[:2]
     store.write_record("sandboxed_build", played, {"build_ok": True, "served_dir": str(GAME)})
@@ -46,6 +47,14 @@ def test_bot_evaluation_records_sixteen_verdicts(
             run_config=config,
         )
         assert result.success
+        # The blocking checks ran in the same step, over that step's run.
+        checks = result.get_asset_check_evaluations()
+        assert {c.check_name for c in checks} == {
+            "one_record",
+            "sixteen_verdicts",
+            "gameplay_score_in_range",
+        }
+        assert all(c.passed for c in checks)
 
     record = store.read_record("bot_evaluation", played)
     assert record is not None and set(record["tests"]) == set(TEST_IDS)
@@ -56,12 +65,12 @@ def test_bot_evaluation_records_sixteen_verdicts(
     assert failed_build["gameplay_score"] == 0.0
     assert set(failed_build["tests"].values()) == {"FAIL", "INCONCLUSIVE"}
 
-    # The blocking check reads every stored evaluation: all sixteen, all valid.
-    check = bot_evaluation_has_sixteen_verdicts(artifact_store=resources["artifact_store"])
-    assert check.passed
-    store.write_record("bot_evaluation", "smoke.cbad.r0", {"tests": {"loads": "MAYBE"}})
-    check = bot_evaluation_has_sixteen_verdicts(artifact_store=resources["artifact_store"])
-    assert not check.passed
+    # A record that breaks the rules fails the checks, naming the run and the problem.
+    bad = {"run_id": "smoke.cbad.r0", "tests": {"loads": "MAYBE"}, "gameplay_score": 140}
+    failed = results("bot_evaluation", [sixteen_verdicts, gameplay_score_in_range], {"x": bad})
+    assert [c.passed for c in failed] == [False, False]
+    assert "x: 1 verdicts" in (failed[0].description or "")
+    assert "140 is outside 0–100" in (failed[1].description or "")
 
 
 def test_a_run_without_a_build_record_fails_clearly(

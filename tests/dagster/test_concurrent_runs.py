@@ -76,9 +76,7 @@ def test_concurrent_partition_runs_lose_nothing(tmp_path: Path) -> None:
                 run_config={
                     "ops": {
                         "experiment_design": {
-                            "config": {
-                                "experiment_file": str(settings.experiments_dir() / "smoke.yaml")
-                            }
+                            "config": {"experiment": str(settings.experiments_dir() / "smoke.yaml")}
                         }
                     }
                 },

@@ -57,9 +57,57 @@ def test_data_tests_are_asset_checks() -> None:
     }
     assert ("fct_runs", "unique_run_id") in checks
     assert ("fct_test_results", "rows_per_run_id_16") in checks
-    assert ("bot_evaluation", "bot_evaluation_has_sixteen_verdicts") in checks
+    # The stage outputs' own checks, blocking so a bad stage cannot feed the marts.
+    for stage, names in {
+        "agent_generation": {"one_record", "cost_non_negative"},
+        "sandboxed_build": {"one_record"},
+        "bot_evaluation": {"one_record", "sixteen_verdicts", "gameplay_score_in_range"},
+        "quality_metrics": {"one_record", "quality_score_in_range"},
+    }.items():
+        assert {(stage, name) for name in names} <= checks, stage
+        spec = defs.resolve_asset_graph().get_check_spec(
+            dg.AssetCheckKey(dg.AssetKey(stage), "one_record")
+        )
+        assert spec.blocking
 
 
-def test_jobs_are_registered() -> None:
+def test_jobs_schedule_and_sensor_are_registered() -> None:
     names = {job.name for job in defs.resolve_all_job_defs()}
-    assert {"experiment_design_job", "run_stages_job", "warehouse_job"} <= names
+    assert {"sweep_job", "experiment_design_job", "run_stages_job", "warehouse_job"} <= names
+    schedule = defs.resolve_schedule_def("new_model_backfill_schedule")
+    assert schedule.job_name == "sweep_job"
+    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+    sensor = defs.resolve_sensor_def("automation_condition_sensor")
+    # Dagster starts automation sensors stopped unless told otherwise.
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def test_the_launchpad_shows_the_sweep_config() -> None:
+    job = defs.resolve_job_def("sweep_job")
+    fields = job.run_config_schema.config_type.fields["ops"].config_type.fields
+    config = fields["experiment_design"].config_type.fields["config"].config_type.fields
+    assert {"experiment", "launch"} <= set(config)
+    assert config["experiment"].description and "name" in config["experiment"].description
+
+
+def test_agent_generation_is_never_automated() -> None:
+    """Agent runs cost money: only a launch or an explicit rerun runs them."""
+    graph = defs.resolve_asset_graph()
+    for name in ("experiment_design", "run_spec", "agent_generation"):
+        assert graph.get(dg.AssetKey(name)).automation_condition is None, name
+    for name in ("sandboxed_build", "bot_evaluation", "quality_metrics", "fct_runs"):
+        assert graph.get(dg.AssetKey(name)).automation_condition is not None, name
+
+
+def test_pools_bound_each_kind_of_step() -> None:
+    graph = defs.resolve_asset_graph()
+    pools = {
+        name: graph.get(dg.AssetKey(name)).pools
+        for name in ("agent_generation", "sandboxed_build", "bot_evaluation", "fct_runs")
+    }
+    assert pools == {
+        "agent_generation": {"agents"},
+        "sandboxed_build": {"builds"},
+        "bot_evaluation": {"browser"},
+        "fct_runs": {"warehouse"},
+    }

@@ -21,20 +21,13 @@ from assets.partitions import run_partitions
 from assets.quality import quality_metrics
 from assets.warehouse import warehouse
 from bench_pipeline import settings
+from bench_pipeline.definitions import ALL_ASSETS
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import query
 
 SMOKE = settings.experiments_dir() / "smoke.yaml"
 FAKE_CLI = settings.project_root() / "tests" / "agents" / "fake_cli"
-ALL = [
-    experiment_design,
-    run_spec,
-    agent_generation,
-    sandboxed_build,
-    bot_evaluation,
-    quality_metrics,
-    warehouse,
-]
+ALL = ALL_ASSETS
 
 
 def design(instance: dg.DagsterInstance, resources: dict, experiment: Path = SMOKE) -> list[str]:
@@ -44,7 +37,7 @@ def design(instance: dg.DagsterInstance, resources: dict, experiment: Path = SMO
         selection=[experiment_design],
         instance=instance,
         resources=resources,
-        run_config={"ops": {"experiment_design": {"config": {"experiment_file": str(experiment)}}}},
+        run_config={"ops": {"experiment_design": {"config": {"experiment": str(experiment)}}}},
     )
     keys = instance.get_dynamic_partitions(run_partitions.name)
     for key in keys:

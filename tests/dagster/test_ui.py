@@ -14,6 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from bench_pipeline import settings
@@ -25,18 +26,42 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _graphql(port: int, query: str) -> dict:
+def _graphql(port: int, query: str, variables: dict | None = None) -> dict:
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/graphql",
-        data=json.dumps({"query": query}).encode(),
+        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
         headers={"content-type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.load(response)
 
 
+LAUNCH = """
+mutation Launch($params: ExecutionParams!) {
+  launchPipelineExecution(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on RunConfigValidationInvalid { errors { message } }
+  }
+}
+"""
+BACKFILLS = "{ partitionBackfillsOrError { ... on PartitionBackfills { results { id status } } } }"
+
+
+def _wait(what: str, deadline: float, probe, log: Path):
+    while time.monotonic() < deadline:
+        value = probe()
+        if value is not None:
+            return value
+        time.sleep(2)
+    pytest.fail(f"timed out waiting for {what}:\n" + log.read_text()[-4000:])
+
+
 @pytest.mark.slow
-def test_bench_ui_serves_the_project_assets(tmp_path: Path) -> None:
+def test_bench_ui_serves_the_project_and_launches_a_sweep(tmp_path: Path) -> None:
+    """The webserver answers GraphQL about this project's assets and jobs; a sweep launched
+    the way the launchpad does runs as a backfill through the daemon into the warehouse."""
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(settings.project_root() / "dagster_home" / "dagster.yaml", home)
@@ -44,7 +69,12 @@ def test_bench_ui_serves_the_project_assets(tmp_path: Path) -> None:
     log = (tmp_path / "ui.log").open("w")
     process = subprocess.Popen(
         [str(Path(sys.executable).with_name("bench")), "ui", "--port", str(port)],
-        env={**os.environ, "DAGSTER_HOME": str(home), "BENCH_DATA_DIR": str(tmp_path / "data")},
+        env={
+            **os.environ,
+            "DAGSTER_HOME": str(home),
+            "BENCH_DATA_DIR": str(tmp_path / "data"),
+            "BENCH_BOT_ENDURANCE_S": "3",
+        },
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # so the webserver and daemon children stop with it
@@ -70,7 +100,47 @@ def test_bench_ui_serves_the_project_assets(tmp_path: Path) -> None:
             "{ repositoriesOrError { ... on RepositoryConnection { nodes { jobs { name } } } } }",
         )
         names = {j["name"] for r in jobs["data"]["repositoriesOrError"]["nodes"] for j in r["jobs"]}
-        assert "experiment_design_job" in names
+        assert {"sweep_job", "experiment_design_job"} <= names
+
+        # One run, one model: the smallest sweep that goes through every stage.
+        tiny = tmp_path / "tiny.yaml"
+        tiny.write_text(
+            "name: tiny\nrepeats: 1\naxes:\n  agent: {levels: [synthetic]}\n"
+            "designs:\n  - type: main_effects\n"
+            f"models_file: {settings.experiments_dir() / 'models.yaml'}\n"
+        )
+        where = _graphql(
+            port,
+            "{ repositoriesOrError { ... on RepositoryConnection "
+            "{ nodes { name location { name } } } } }",
+        )["data"]["repositoriesOrError"]["nodes"][0]
+        params = {
+            "selector": {
+                "repositoryLocationName": where["location"]["name"],
+                "repositoryName": where["name"],
+                "pipelineName": "sweep_job",
+            },
+            "runConfigData": {
+                "ops": {"experiment_design": {"config": {"experiment": str(tiny), "launch": True}}}
+            },
+        }
+        launched = _graphql(port, LAUNCH, {"params": params})["data"]["launchPipelineExecution"]
+        assert launched["__typename"] == "LaunchRunSuccess", launched
+        log_path = tmp_path / "ui.log"
+        deadline = time.monotonic() + 420
+
+        def backfill_done():
+            results = _graphql(port, BACKFILLS)["data"]["partitionBackfillsOrError"]["results"]
+            if results and results[0]["status"] not in ("REQUESTED", "CANCELING"):
+                return results[0]
+            return None
+
+        backfill = _wait("the sweep's backfill", deadline, backfill_done, log_path)
+        assert backfill["status"] in ("COMPLETED", "COMPLETED_SUCCESS"), backfill
+        db = tmp_path / "data" / "warehouse.duckdb"
+        with duckdb.connect(str(db), read_only=True) as con:
+            assert con.execute("select count(*), count(score) from fct_runs").fetchone() == (1, 1)
+            assert con.execute("select count(*) from fct_test_results").fetchone() == (16,)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:

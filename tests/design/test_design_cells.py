@@ -499,17 +499,19 @@ def test_default_experiment_counts() -> None:
     assert all(list(c.config) == list(AXES) for c in result.cells)
 
 
-@pytest.mark.parametrize(("stem", "cells", "repeats"), [("demo", 5, 2), ("smoke", 2, 2)])
+@pytest.mark.parametrize(("stem", "cells", "repeats"), [("demo", 4, 5), ("smoke", 2, 2)])
 def test_small_experiments(stem: str, cells: int, repeats: int) -> None:
     result = shipped(stem)
     assert (len(result.cells), len(result.runs)) == (cells, cells * repeats)
     assert {c.config["agent"] for c in result.cells} == {"synthetic"}
 
 
-def test_demo_varies_model_and_prompt_style() -> None:
+def test_demo_is_a_two_by_two_factorial_of_model_and_prompt_style() -> None:
     result = shipped("demo")
-    assert len({c.config["model"] for c in result.cells}) == 3
-    assert len({c.config["prompt_style"] for c in result.cells}) == 3
+    pairs = {(c.config["model"], c.config["prompt_style"]) for c in result.cells}
+    assert len(pairs) == 4
+    assert {m for m, _ in pairs} == {"claude-haiku-4-5", "claude-sonnet-4-6"}
+    assert {p for _, p in pairs} == {"terse", "standard"}
 
 
 # ---------------------------------------------------------------- module hygiene

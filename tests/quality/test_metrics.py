@@ -74,15 +74,23 @@ def test_duplicated_file_raises_duplication(tmp_path: Path, sandbox: Sandbox) ->
     assert report.metrics["file_count"] == 10
 
 
-def test_pipeline_build_record_is_used(tmp_path: Path, sandbox: Sandbox) -> None:
-    """With a sandboxed_build record no build runs here: its verdict and page are used."""
+@pytest.mark.parametrize("entry", ["absolute", "relative", "served elsewhere"])
+def test_pipeline_build_record_is_used(tmp_path: Path, sandbox: Sandbox, entry: str) -> None:
+    """With a sandboxed_build record no build runs here: its verdict and page are used.
+
+    The build stage writes the entry relative to the workspace and may serve from its own
+    folder; the page must be found in either case (not resolved against the cwd)."""
     project = make_game(tmp_path, "javascript")
+    served = project
+    if entry == "served elsewhere":
+        served = tmp_path / "pipeline" / "sandboxed_build" / "workspace"
+        shutil.copytree(project, served)
     record = {
         "build_ok": False,
         "kind": "static",
         "message": "pretend it failed",
-        "served_dir": str(project),
-        "entry_point": str(project / "index.html"),
+        "served_dir": str(served),
+        "entry_point": str(project / "index.html") if entry == "absolute" else "index.html",
     }
     report = measure_quality(project, sandbox, build=record)
     assert report.metrics["build_ok"] is False

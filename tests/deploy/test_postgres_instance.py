@@ -1,9 +1,10 @@
-"""The Dagster instance on the real Postgres server (127.0.0.1:5432, trust auth)."""
+"""The Dagster instance on the real Postgres server (127.0.0.1:5432, trust auth).
+
+The project's own assets through deploy/dagster.postgres.yaml; the team deployment files
+(deploy/dagster.yaml and friends) are tested in tests/deploy/."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -15,32 +16,9 @@ from assets.partitions import run_partitions
 from bench_pipeline import settings
 
 psycopg2 = pytest.importorskip("psycopg2")
+from tests.deploy.pg import PG  # noqa: E402
 
 EXPERIMENTS = settings.experiments_dir()
-PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
-
-
-def _admin():
-    conn = psycopg2.connect(dbname="postgres", connect_timeout=3, **PG)
-    conn.autocommit = True
-    return conn
-
-
-@pytest.fixture
-def pg_database() -> Iterator[str]:
-    try:
-        admin = _admin()
-    except psycopg2.OperationalError as error:
-        pytest.skip(f"no Postgres server answers on 127.0.0.1:5432: {error}")
-    name = f"bench_test_{uuid.uuid4().hex[:10]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield name
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 @pytest.mark.slow
@@ -48,10 +26,11 @@ def pg_database() -> Iterator[str]:
 def test_materializations_land_in_postgres(pg_database: str, resources: dict, monkeypatch) -> None:
     # The documented deployment file, with its environment variables filled in.
     storage = yaml.safe_load((settings.project_root() / "deploy/dagster.postgres.yaml").read_text())
-    monkeypatch.setenv("BENCH_PG_HOST", PG["host"])
-    monkeypatch.setenv("BENCH_PG_USER", PG["user"])
-    monkeypatch.setenv("BENCH_PG_PASSWORD", "")
-    monkeypatch.setenv("BENCH_PG_DB", pg_database)
+    monkeypatch.setenv("DAGSTER_PG_HOST", PG["host"])
+    monkeypatch.setenv("DAGSTER_PG_PORT", str(PG["port"]))
+    monkeypatch.setenv("DAGSTER_PG_USER", PG["user"])
+    monkeypatch.setenv("DAGSTER_PG_PASSWORD", "")
+    monkeypatch.setenv("DAGSTER_PG_DB", pg_database)
     with dg.instance_for_test(overrides={"storage": storage["storage"]}) as instance:
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
         result = dg.materialize(
@@ -61,9 +40,7 @@ def test_materializations_land_in_postgres(pg_database: str, resources: dict, mo
             resources=resources,
             run_config={
                 "ops": {
-                    "experiment_design": {
-                        "config": {"experiment_file": str(EXPERIMENTS / "smoke.yaml")}
-                    }
+                    "experiment_design": {"config": {"experiment": str(EXPERIMENTS / "smoke.yaml")}}
                 }
             },
         )
