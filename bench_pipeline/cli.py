@@ -229,6 +229,29 @@ def ui(
     os.execv(str(dagster), [*command, "-h", host, "-p", str(port)])
 
 
+@app.command(
+    help="Build the static results site (leaderboard, compare, run detail, methodology) from "
+    "the warehouse: `bench report --out DIR [--db PATH] [--artifacts DIR]`; "
+    "`bench report --help` lists every option.",
+    add_help_option=False,
+    context_settings={
+        "allow_extra_args": True,
+        "ignore_unknown_options": True,
+        "help_option_names": [],
+    },
+)
+def report(ctx: typer.Context) -> None:
+    # argparse owns the options (bench_pipeline.report.cli), so `python -m
+    # bench_pipeline.report` and `bench report` accept exactly the same ones.
+    import argparse
+
+    from bench_pipeline.report.cli import DESCRIPTION, add_report_arguments, report_command
+
+    parser = argparse.ArgumentParser(prog="bench report", description=DESCRIPTION)
+    add_report_arguments(parser)
+    raise typer.Exit(report_command(parser.parse_args(ctx.args)))
+
+
 @app.command()
 def evaluate(
     target: Annotated[str, typer.Argument(help="A game directory or an http://127.0.0.1:… URL.")],
@@ -319,6 +342,8 @@ def run(
         'query it:  bench sql "select run_id, status, build_ok, gameplay_score, cost_usd '
         'from fct_runs"'
     )
+    if summary.site is not None:
+        out.print(f"site:      {summary.site.as_uri()}  (open it in a browser; no server)")
     out.print(f"UI:        bench ui  (DAGSTER_HOME={settings.dagster_home()})")
     if summary.failed:
         for line in summary.failed:

@@ -10,6 +10,7 @@ from assets.design import experiment_design, run_spec
 from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
 from assets.quality import quality_metrics
+from assets.report import results_site
 from assets.sweeps.automation import automation_condition_sensor
 from assets.sweeps.jobs import sweep_job
 from assets.sweeps.schedules import new_model_backfill_schedule
@@ -41,9 +42,9 @@ run_stages_job = dg.define_asset_job(
 
 warehouse_job = dg.define_asset_job(
     "warehouse_job",
-    selection=[warehouse, effects_analysis],
+    selection=[warehouse, effects_analysis, results_site],
     description="Rebuild the DuckDB warehouse from the artifact store: sources, every SQL "
-    "model with its data tests, and the effects analysis marts.",
+    "model with its data tests, the effects analysis marts, and the results site.",
     tags=RUN_LIMIT,
 )
 
@@ -56,6 +57,7 @@ ALL_ASSETS = [
     quality_metrics,
     warehouse,
     effects_analysis,
+    results_site,
 ]
 
 defs = dg.Definitions(
@@ -65,7 +67,7 @@ defs = dg.Definitions(
     sensors=[
         automation_condition_sensor(
             dg.AssetSelection.assets(sandboxed_build, bot_evaluation, quality_metrics)
-            | dg.AssetSelection.assets(warehouse, effects_analysis)
+            | dg.AssetSelection.assets(warehouse, effects_analysis, results_site)
         )
     ],
     resources={

@@ -34,6 +34,7 @@ class MainRunSummary:
     warehouse: Path
     tables: dict[str, int]
     failed: list[str] = field(default_factory=list)  # one line per chunk of runs that failed
+    site: Path | None = None  # the results site's index.html
 
 
 def contiguous_ranges(ordered_keys: Sequence[str], wanted: set[str]) -> list[tuple[str, str]]:
@@ -124,6 +125,7 @@ def run_main(
     from assets.generation import agent_generation
     from assets.partitions import run_partitions
     from assets.quality import quality_metrics
+    from assets.report import results_site
     from assets.warehouse import warehouse
     from bench_pipeline.definitions import defs
     from bench_pipeline.design import load_experiment
@@ -131,7 +133,7 @@ def run_main(
     experiment = load_experiment(experiment_file)  # refuse a bad file before anything runs
     resources = defs.resources
     run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics]
-    all_assets = [experiment_design, *run_stages, warehouse, effects_analysis]
+    all_assets = [experiment_design, *run_stages, warehouse, effects_analysis, results_site]
 
     progress(f"designing {experiment.name} from {experiment_file}")
     before = set(instance.get_dynamic_partitions(run_partitions.name))
@@ -190,10 +192,10 @@ def run_main(
             failed.append(f"runs {first} … {last}: {failure} (Dagster run {result.run_id})")
             progress(f"failed: {failure}")
 
-    progress("building the warehouse, its marts and the effects analysis")
+    progress("building the warehouse, its marts, the effects analysis and the results site")
     result = dg.materialize(
         all_assets,
-        selection=[warehouse, effects_analysis],
+        selection=[warehouse, effects_analysis, results_site],
         instance=instance,
         resources=resources,
         run_config=QUIET,
@@ -202,6 +204,7 @@ def run_main(
     _check(result, "warehouse")
     tables: dict[str, int] = {}
     db_path = None
+    site = None
     for mat in result.get_asset_materialization_events():
         metadata = mat.materialization.metadata
         name = mat.asset_key.to_user_string()
@@ -212,6 +215,8 @@ def run_main(
                 for k, v in metadata.items()
                 if k.startswith("rows/")
             }
+        elif name == "results_site":
+            site = Path(str(metadata["index"].value))
         elif "dagster/row_count" in metadata:
             tables[name] = int(metadata["dagster/row_count"].value)
     return MainRunSummary(
@@ -222,4 +227,5 @@ def run_main(
         warehouse=db_path or settings.warehouse_path(),
         tables=tables,
         failed=failed,
+        site=site,
     )

@@ -111,7 +111,7 @@ def _launch(context: dg.AssetExecutionContext, design) -> dict:
     downstream = [
         key
         for key in graph.get_all_asset_keys()
-        if graph.get(key).group_name in ("warehouse", "effects_analysis")
+        if graph.get(key).group_name in ("warehouse", "effects_analysis", "results_site")
     ]
     backfill_id = launch_backfill(context, todo.run_ids, design.experiment, downstream)
     context.log.info(f"launched backfill {backfill_id}: {todo.describe()}")

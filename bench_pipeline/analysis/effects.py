@@ -754,9 +754,15 @@ def _f_test(ext: linalg.Extension, cells: linalg.CellData) -> tuple[int, int, fl
     df_resid = cells.n_runs - ext.factor.n_params
     if df_resid <= 0:
         return None
-    rss = ext.factor.rss(cells)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f_value = (ext.explained_ss / df) / (rss / df_resid)
+    rss = float(ext.factor.rss(cells))
+    explained = float(ext.explained_ss)
+    if rss <= 0.0:
+        # No residual variation at all (e.g. a metric that is the same in every run): an
+        # interaction that explains something is certain, one that explains nothing is
+        # untestable. Python floats raise on 0/0, so this is decided here, not divided.
+        f_value = math.inf if explained > 0.0 else math.nan
+    else:
+        f_value = (explained / df) / (rss / df_resid)
     p = float(stats.f.sf(f_value, df, df_resid)) if not math.isnan(f_value) else math.nan
     return df, df_resid, float(f_value), p
 

@@ -359,3 +359,22 @@ def test_no_axis_column_is_refused() -> None:
     frame = pd.DataFrame({"run_id": ["a", "b"], "y": [1.0, 2.0], "cost": [1.0, 2.0]})
     with pytest.raises(AnalysisInputError, match="no axis columns found"):
         analyze(frame, "y")
+
+
+def test_a_metric_without_any_variation_is_analysed_without_a_crash() -> None:
+    """A constant outcome in a 2 x 2 factorial with repeats (e.g. a fixed duration): the
+    interaction cannot be tested, and the analysis says so instead of dividing 0 by 0."""
+    rows = [
+        {"run_id": f"r{m}{p}{r}", "cell_id": f"c{m}{p}", "model": m, "prompt_style": p, "y": 60.0}
+        for m in ("a", "b")
+        for p in ("terse", "standard")
+        for r in range(3)
+    ]
+    report = analyze(
+        pd.DataFrame(rows),
+        "y",
+        axes=["model", "prompt_style"],
+        baselines={"model": "a", "prompt_style": "standard"},
+    )
+    assert all(e.estimate == 0 for e in report.main_effects if e.estimate is not None)
+    assert not any(i.significant for i in report.interactions)

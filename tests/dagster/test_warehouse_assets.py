@@ -30,7 +30,7 @@ def _record(table: str, **values: object) -> dict:
 
 def fill_store(store: ArtifactStore, seed: int = 0) -> int:
     """The demo experiment's design plus one record per stage and run."""
-    experiment = load_experiment(settings.project_root() / "experiments" / "demo.yaml")
+    experiment = load_experiment(Path(__file__).parents[1] / "warehouse" / "three_models.yaml")
     design = design_experiment(experiment)
     store.save_design({**design.to_json_dict(), "baselines": experiment.baseline_config()})
     rng = random.Random(seed)
