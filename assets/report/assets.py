@@ -5,23 +5,14 @@ import dagster as dg
 from assets.sweeps.automation import whole_warehouse
 from bench_pipeline import settings
 from bench_pipeline.report import ReportError, build_site
+from bench_pipeline.report.data import TABLES
 from resources import ArtifactStoreResource, WarehouseResource
 
 # Bump when the pages change: the site is rebuilt, nothing upstream is.
 REPORT_CODE_VERSION = "1"
-# What the pages read: the marts, the leaderboards and the per-run facts.
-READS = [
-    "fct_runs",
-    "fct_test_results",
-    "dim_cells",
-    "mart_leaderboard_models",
-    "mart_leaderboard_cells",
-    "mart_cost_per_point",
-    "mart_main_effects",
-    "mart_interactions",
-    "mart_effect_noise",
-    "mart_not_estimable",
-]
+# What the pages read (bench_pipeline.report.data.TABLES): the models by name, the raw_*
+# records through the warehouse's sources asset.
+READS = sorted({"warehouse_sources" if t.startswith("raw_") else t for t in TABLES})
 
 
 @dg.asset(
