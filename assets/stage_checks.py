@@ -11,8 +11,10 @@ from typing import Any
 import dagster as dg
 
 from bench_pipeline.bot import TEST_IDS
+from bench_pipeline.bot.contract import Verdict
+from bench_pipeline.warehouse.artifacts import ArtifactStore
 
-VERDICTS = {"PASS", "FAIL", "INCONCLUSIVE"}
+VERDICTS = {v.value for v in Verdict}
 Record = Mapping[str, Any]
 # A check looks at one run's record and returns what is wrong with it, or None.
 Rule = Callable[[str, Record | None], str | None]
@@ -68,6 +70,13 @@ def specs(asset: str, rules: Iterable[Rule]) -> list[dg.AssetCheckSpec]:
         )
         for rule in rules
     ]
+
+
+def check_step(
+    store: ArtifactStore, asset: str, run_ids: Iterable[str], rules: Iterable[Rule]
+) -> list[dg.AssetCheckResult]:
+    """The rules over the records the step just wrote (the asset's name is its stage's)."""
+    return results(asset, rules, {r: store.read_record(asset, r) for r in run_ids})
 
 
 def results(

@@ -22,6 +22,7 @@ RANGE_END = "dagster/asset_partition_range_end"
 # The CLI prints its own progress; Dagster's step-by-step DEBUG lines stay in the run's log.
 # Runs per Dagster run of the per-run stages.
 CHUNK = 6
+QUALITY_AND_BOT = {dg.AssetKey("bot_evaluation"), dg.AssetKey("quality_metrics")}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
@@ -82,18 +83,18 @@ def _clock(seconds: float) -> str:
 
 def _chunk_scores(result: dg.ExecuteInProcessResult) -> list[str]:
     """One line per run of a chunk: what the bot and the quality tools made of it."""
-    scores: dict[str, dict[str, float]] = {}
-    for event in result.get_asset_materialization_events():
-        name = event.asset_key.to_user_string() if event.asset_key else ""
-        if name in ("bot_evaluation", "quality_metrics") and event.partition:
-            scores.setdefault(event.partition, {})
-    if not scores:
+    runs = {
+        event.partition
+        for event in result.get_asset_materialization_events()
+        if event.partition and event.asset_key in QUALITY_AND_BOT
+    }
+    if not runs:
         return []
     from bench_pipeline.warehouse.artifacts import ArtifactStore
 
     store = ArtifactStore(settings.artifacts_dir())
     lines = []
-    for run_id in sorted(scores):
+    for run_id in sorted(runs):
         bot = store.read_record("bot_evaluation", run_id) or {}
         quality = store.read_record("quality_metrics", run_id) or {}
         lines.append(

@@ -5,7 +5,7 @@ import dagster as dg
 from assets.generation import agent_generation
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
-from assets.stage_checks import one_record, results, specs
+from assets.stage_checks import check_step, one_record, specs
 from assets.sweeps.automation import per_run_stage
 from bench_pipeline import settings
 from bench_pipeline.agents.stage import NoGenerationRecord
@@ -76,5 +76,6 @@ def sandboxed_build(
         "build_failed": sum(1 for r in rows if not r["build_ok"]),
         "builds": markdown_table(rows, 50),
     }
-    records = {r: store.read_record(STAGE, r) for r in context.partition_keys}
-    return dg.MaterializeResult(metadata=metadata, check_results=results(STAGE, CHECKS, records))
+    return dg.MaterializeResult(
+        metadata=metadata, check_results=check_step(store, STAGE, context.partition_keys, CHECKS)
+    )

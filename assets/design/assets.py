@@ -5,7 +5,7 @@ from pydantic import Field
 
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
-from assets.sweeps.launch import launch_backfill, partitions_in_flight, project_asset_graph
+from assets.sweeps.launch import launch_backfill, partitions_in_flight
 from bench_pipeline import settings
 from bench_pipeline.design import DesignError, design_experiment, find_experiment, load_experiment
 from bench_pipeline.orchestration import pending_runs
@@ -107,13 +107,7 @@ def _launch(context: dg.AssetExecutionContext, design) -> dict:
     if not todo:
         context.log.info(f"nothing to launch: {todo.describe()} and complete or in flight")
         return {"launched_runs": 0}
-    graph = project_asset_graph(context)
-    downstream = [
-        key
-        for key in graph.get_all_asset_keys()
-        if graph.get(key).group_name in ("warehouse", "effects_analysis", "results_site")
-    ]
-    backfill_id = launch_backfill(context, todo.run_ids, design.experiment, downstream)
+    backfill_id = launch_backfill(context, todo.run_ids, design.experiment)
     context.log.info(f"launched backfill {backfill_id}: {todo.describe()}")
     return {
         "launched_runs": len(todo.run_ids),

@@ -10,9 +10,9 @@ from assets.design import run_spec
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
 from assets.stage_checks import (
+    check_step,
     gameplay_score_in_range,
     one_record,
-    results,
     sixteen_verdicts,
     specs,
 )
@@ -130,7 +130,7 @@ def bot_evaluation(
                 "evidence": dg.MetadataValue.path(str(record["artifacts_dir"])),
             }
         )
-    stored = {r: store.read_record(STAGE, r) for r in run_ids}
     return dg.MaterializeResult(
-        metadata=metadata, check_results=results("bot_evaluation", CHECKS, stored)
+        metadata=metadata,
+        check_results=check_step(store, "bot_evaluation", context.partition_keys, CHECKS),
     )

@@ -5,7 +5,7 @@ import dagster as dg
 from assets.design import run_spec
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
-from assets.stage_checks import cost_non_negative, one_record, results, specs
+from assets.stage_checks import check_step, cost_non_negative, one_record, specs
 from bench_pipeline.agents.base import AgentSetupError
 from bench_pipeline.agents.stage import STAGE, run_generation
 from bench_pipeline.orchestration import backoff_seconds
@@ -113,7 +113,7 @@ def agent_generation(
         "runs_table": markdown_table(rows, 50),
         "workspace": dg.MetadataValue.path(str(last)),
     }
-    records = {r: store.read_record(STAGE, r) for r in context.partition_keys}
     return dg.MaterializeResult(
-        metadata=metadata, check_results=results("agent_generation", CHECKS, records)
+        metadata=metadata,
+        check_results=check_step(store, "agent_generation", context.partition_keys, CHECKS),
     )

@@ -8,10 +8,10 @@ from assets.build import sandboxed_build
 from assets.generation import agent_generation
 from assets.metadata import markdown_table
 from assets.partitions import run_partitions
-from assets.stage_checks import one_record, quality_score_in_range, results, specs
+from assets.stage_checks import check_step, one_record, quality_score_in_range, specs
 from assets.sweeps.automation import per_run_stage
 from bench_pipeline.agents.stage import NoGenerationRecord
-from bench_pipeline.quality.stage import STAGE, NoBuildYet, run_quality
+from bench_pipeline.quality.stage import NoBuildYet, run_quality
 from resources import ArtifactStoreResource, SandboxResource, SonarQubeResource
 
 # Bump when a metric or the score formula changes: quality (and what reads it) recomputes;
@@ -71,9 +71,8 @@ def quality_metrics(
     if missing:
         raise dg.Failure(description="\n".join(missing), allow_retries=False)
     scores = [r["quality"] for r in rows if r["quality"] is not None]
-    records = {r: store.read_record(STAGE, r) for r in context.partition_keys}
     return dg.MaterializeResult(
-        check_results=results("quality_metrics", CHECKS, records),
+        check_results=check_step(store, "quality_metrics", context.partition_keys, CHECKS),
         metadata={
             "runs": len(rows),
             "mean_quality_score": round(sum(scores) / len(scores), 2) if scores else None,

@@ -14,14 +14,19 @@ import dagster as dg
 from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus, PartitionBackfill
 from dagster._core.utils import make_new_backfill_id
 
-from assets.partitions import run_partitions
 from bench_pipeline import settings
 
 # The per-run stages, in order, then what every sweep refreshes at its end.
 RUN_STAGE_KEYS = [
     dg.AssetKey(name)
-    for name in ("run_spec", "agent_generation", "sandboxed_build", "bot_evaluation")
-] + [dg.AssetKey("quality_metrics")]
+    for name in (
+        "run_spec",
+        "agent_generation",
+        "sandboxed_build",
+        "bot_evaluation",
+        "quality_metrics",
+    )
+]
 EXPERIMENT_TAG = "bench/experiment"
 
 
@@ -57,16 +62,31 @@ def project_asset_graph(context: dg.AssetExecutionContext):
     return defs.resolve_asset_graph()
 
 
+def _unpartitioned_downstream(asset_graph) -> list[dg.AssetKey]:
+    """Everything that reads the per-run stages and is built once for all runs (the
+    warehouse, the analysis, the site): derived from the graph, so a new model or stage
+    downstream is part of every sweep without a list to keep up to date."""
+    seen: set[dg.AssetKey] = set()
+    todo = [k for k in RUN_STAGE_KEYS if asset_graph.has(k)]
+    while todo:
+        for child in asset_graph.get(todo.pop()).child_keys:
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return sorted(
+        (k for k in seen if asset_graph.get(k).partitions_def is None),
+        key=lambda k: k.to_user_string(),
+    )
+
+
 def launch_backfill(
-    context: dg.AssetExecutionContext,
-    run_ids: Sequence[str],
-    experiment: str,
-    downstream: Sequence[dg.AssetKey],
+    context: dg.AssetExecutionContext, run_ids: Sequence[str], experiment: str
 ) -> str:
-    """Create a backfill of the per-run stages for `run_ids`, then `downstream` (the
-    warehouse and analysis, once, after all of them). Returns the backfill id."""
+    """Create a backfill of the per-run stages for `run_ids`, then of what is built from
+    all runs (once, after them). Returns the backfill id."""
     asset_graph = project_asset_graph(context)
-    selection = [k for k in (*RUN_STAGE_KEYS, *downstream) if asset_graph.has(k)]
+    selection = [k for k in RUN_STAGE_KEYS if asset_graph.has(k)]
+    selection += _unpartitioned_downstream(asset_graph)
     backfill_id = make_new_backfill_id()
     backfill = PartitionBackfill.from_asset_partitions(
         backfill_id=backfill_id,
@@ -89,6 +109,3 @@ def launch_backfill(
     )
     context.instance.add_backfill(backfill)
     return backfill_id
-
-
-__all__ = ["RUN_STAGE_KEYS", "launch_backfill", "partitions_in_flight", "run_partitions"]
