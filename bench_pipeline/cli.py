@@ -177,7 +177,8 @@ def design(
 
 
 @app.command(
-    help="Run read-only SQL on the DuckDB warehouse.\n\n"
+    help="Run read-only SQL on the DuckDB warehouse (no file, network or extension access)."
+    "\n\n"
     f"Warehouse: {settings.warehouse_path()} (set BENCH_WAREHOUSE or BENCH_DATA_DIR to move it)."
 )
 def sql(
@@ -191,14 +192,18 @@ def sql(
 ) -> None:
     import duckdb
 
+    from bench_pipeline.warehouse.build import WarehouseLockedError
     from bench_pipeline.warehouse.build import query as run_query
 
     path = db or settings.warehouse_path()
     try:
         columns, rows = run_query(path, query)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, WarehouseLockedError) as error:
         raise _fail(str(error)) from None
+    except ValueError as error:  # an empty query
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
     except duckdb.Error as error:
+        # Refused host access (COPY TO, ATTACH, read_text, INSTALL, SET) lands here too.
         raise _fail(str(error).splitlines()[0], EXIT_BAD_INPUT) from None
     if as_json:
         objects = [dict(zip(columns, row, strict=True)) for row in rows]
@@ -221,6 +226,12 @@ def ui(
     home = _ensure_dagster_home()
     for line in _fit_pools():
         out.print(f"pool {line}")
+    import dagster as dg
+
+    from bench_pipeline.runner import start_up
+
+    with dg.DagsterInstance.get() as instance:
+        start_up(instance, lambda m: err.print(f"[cyan]•[/] {escape(m)}"))
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(settings.project_root() / "workspace.yaml")]
     out.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home})")
@@ -230,7 +241,8 @@ def ui(
 
 
 @app.command(
-    help="Build the static results site (leaderboard, compare, run detail, methodology) from "
+    help="Build the static results site (leaderboard, compare, run detail, methodology, bot "
+    "accuracy) from "
     "the warehouse: `bench report --out DIR [--db PATH] [--artifacts DIR]`; "
     "`bench report --help` lists every option.",
     add_help_option=False,
@@ -344,6 +356,11 @@ def run(
     )
     if summary.site is not None:
         out.print(f"site:      {summary.site.as_uri()}  (open it in a browser; no server)")
+    for line in summary.repaired:
+        out.print(f"recomputed {escape(line)} (its record had been quarantined)")
+    for line in summary.quarantined:
+        # Named on stdout and stderr: the next `bench run` computes that stage again.
+        err.print(f"[yellow]quarantined[/]: {escape(line)}")
     out.print(f"UI:        bench ui  (DAGSTER_HOME={settings.dagster_home()})")
     if summary.failed:
         for line in summary.failed:
@@ -443,6 +460,7 @@ def quality(
         "ts_errors",
         "cognitive_complexity_max",
         "single_file",
+        "entry_point",
     ):
         value = data.get(key)
         table.add_row(

@@ -8,6 +8,9 @@ hundreds of runs to a handful of Dagster runs.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +27,12 @@ RANGE_END = "dagster/asset_partition_range_end"
 CHUNK = 6
 QUALITY_AND_BOT = {dg.AssetKey("bot_evaluation"), dg.AssetKey("quality_metrics")}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Who executes a `bench run` Dagster run (in this process, so no run launcher and no run
+# monitoring sees it die): the next start fails the runs whose process is gone.
+HOST_TAG = "bench/host"
+PID_TAG = "bench/pid"
+PID_START_TAG = "bench/pid_start"
+LIVE_STATUSES = (dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED)
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,22 @@ class MainRunSummary:
     tables: dict[str, int]
     failed: list[str] = field(default_factory=list)  # one line per chunk of runs that failed
     site: Path | None = None  # the results site's index.html
+    # Bad records moved aside during this run (integrity.py), one line each: run, stage,
+    # path, why; and the (stage, run) pairs computed again because of an earlier one.
+    quarantined: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+
+
+# The per-run stages whose records the resume logic checks, with the columns the
+# warehouse relies on, and the order in which a quarantined record's stage is redone.
+_REPAIR_ORDER = ("run_spec", "sandboxed_build", "bot_evaluation", "quality_metrics")
+
+
+def _stage_columns() -> dict[str, dict[str, str]]:
+    from bench_pipeline.warehouse.build import SOURCE_SCHEMAS
+
+    stages = ("agent_generation", *_REPAIR_ORDER)
+    return {stage: SOURCE_SCHEMAS.get(f"raw_{stage}", {}) for stage in stages}
 
 
 def contiguous_ranges(ordered_keys: Sequence[str], wanted: set[str]) -> list[tuple[str, str]]:
@@ -75,6 +100,90 @@ def _failure_text(result: dg.ExecuteInProcessResult) -> str:
             text = error.message.strip() if error else "step failed"
             return f"{event.step_key}: {text.splitlines()[0] if text else 'failed'}"
     return "the run failed"
+
+
+def owner_tags() -> dict[str, str]:
+    from bench_pipeline.sandbox.reap import start_time
+
+    return {
+        HOST_TAG: socket.gethostname(),
+        PID_TAG: str(os.getpid()),
+        PID_START_TAG: str(start_time(os.getpid()) or 0),
+    }
+
+
+def _worker_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
+    """The pid of a launched run's worker, from the engine event every run worker writes
+    first ("Started process for run (pid: N).", EngineEventData.in_process)."""
+    events = instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+    for entry in reversed(events):
+        event = entry.dagster_event
+        if event is None or not entry.message.startswith("Started process for run"):
+            continue
+        pid = event.engine_event_data.metadata.get("pid")
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
+            return int(pid.value)  # type: ignore[union-attr]
+    return None
+
+
+def _is_local(instance: dg.DagsterInstance) -> bool:
+    """Run history in SQLite files of this DAGSTER_HOME: every run worker ran on this host
+    (a shared Postgres instance has workers on other hosts, whose pids mean nothing here)."""
+    return type(instance.run_storage).__name__.startswith("Sqlite")
+
+
+def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark FAILURE every STARTING/STARTED run whose process is gone (SIGKILL, a closed
+    terminal, a reboot), free the pool slots it held, and return one line per run.
+
+    A `bench run` names its process in the run's tags (host, pid, start time); a run
+    launched by the UI/daemon (default launcher) names its worker's pid in its first engine
+    event, which is trusted only on a local (SQLite) instance. Runs of live processes and of
+    other hosts are left alone.
+    """
+    from bench_pipeline.sandbox.reap import owner_alive
+
+    host = socket.gethostname()
+    local = _is_local(instance)
+    failed = []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=list(LIVE_STATUSES))):
+        run = record.dagster_run
+        if PID_TAG in run.tags:
+            if run.tags.get(HOST_TAG) != host:
+                continue
+            try:
+                pid = int(run.tags[PID_TAG])
+                started = int(run.tags.get(PID_START_TAG, "0")) or None
+            except ValueError:
+                continue
+            what = f"the `bench run` process (pid {pid} on {host}) that executed this run"
+        else:
+            worker = _worker_pid(instance, run.run_id) if local else None
+            if worker is None:
+                continue
+            pid, started = worker, None
+            what = f"the run worker process (pid {pid} on {host})"
+        if owner_alive(pid, started):
+            continue
+        message = f"{what} is gone (killed or crashed); marked failed by the next start"
+        instance.report_run_failed(run, message)
+        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        failed.append(f"Dagster run {run.run_id} ({run.job_name}): {message}")
+    return failed
+
+
+def start_up(instance: dg.DagsterInstance | None, progress: Callable[[str], None]) -> None:
+    """What every start (`bench run`, `bench ui`) does first: take back what a killed
+    pipeline left (sandbox cgroups, /etc folders, processes, files of sandbox uids) and
+    fail its Dagster runs."""
+    from bench_pipeline.sandbox.reap import reap_once
+
+    report = reap_once()
+    if report.anything:
+        progress(f"after an earlier crash: {report.summary()}")
+    if instance is not None:
+        for line in fail_dead_runs(instance):
+            progress(f"marked failed: {line}")
 
 
 def _clock(seconds: float) -> str:
@@ -130,7 +239,10 @@ def run_main(
     from assets.warehouse import warehouse
     from bench_pipeline.definitions import defs
     from bench_pipeline.design import load_experiment
+    from bench_pipeline.warehouse.artifacts import ArtifactStore
+    from bench_pipeline.warehouse.integrity import pending_repairs, quarantined, scan_records
 
+    start_up(instance, progress)
     experiment = load_experiment(experiment_file)  # refuse a bad file before anything runs
     resources = defs.resources
     run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics]
@@ -147,7 +259,7 @@ def run_main(
             **QUIET,
             "ops": {"experiment_design": {"config": {"experiment": str(experiment_file)}}},
         },
-        tags={"bench/experiment": experiment.name},
+        tags={"bench/experiment": experiment.name, **owner_tags()},
     )
     _check(result, "experiment_design")
     ordered = instance.get_dynamic_partitions(run_partitions.name)
@@ -159,11 +271,56 @@ def run_main(
     done = instance.get_materialized_partitions(
         bot_evaluation.key
     ) & instance.get_materialized_partitions(quality_metrics.key)
-    todo = wanted - done
-    if not todo:
+    # A record that cannot be loaded is moved aside, and its stage is computed again
+    # below for that run alone. Never the agent's: a new agent run costs money, so a run
+    # whose agent record is quarantined is held back and named (docs/warehouse.md).
+    store = ArtifactStore(settings.artifacts_dir())
+    known = {e.moved_to for e in quarantined(store)}
+    for entry in scan_records(store, _stage_columns(), sorted(wanted)):
+        progress(f"quarantined a bad record: {entry.describe()}")
+    repairs = pending_repairs(store, wanted)
+    held = repairs.pop(agent_generation.key.to_user_string(), set())
+    for run_id in sorted(held):
+        progress(
+            f"run {run_id}: its agent_generation record is quarantined; the agent is not "
+            "run again by itself (it costs money): fix the file and move it back to "
+            "records/agent_generation/, or materialize agent_generation for this run"
+        )
+    todo = wanted - done - held
+    if not todo and not repairs:
         progress("every run of this experiment already has its stages")
 
     failed: list[str] = []
+    repaired: list[str] = []
+    stage_assets = {a.key.to_user_string(): a for a in run_stages}
+    for stage in _REPAIR_ORDER:
+        runs = repairs.get(stage, set()) - todo - held
+        for first, last in chunked(ordered, contiguous_ranges(ordered, runs), CHUNK):
+            progress(f"recomputing {stage} for runs {first} … {last} (its record was quarantined)")
+            result = dg.materialize(
+                all_assets,
+                selection=[stage_assets[stage]],
+                instance=instance,
+                resources=resources,
+                run_config={
+                    **QUIET,
+                    "ops": {"bot_evaluation": {"config": {"endurance_seconds": endurance_s}}}
+                    if stage == "bot_evaluation"
+                    else {},
+                },
+                tags={
+                    RANGE_START: first,
+                    RANGE_END: last,
+                    "bench/experiment": experiment.name,
+                    **owner_tags(),
+                },
+                raise_on_error=False,
+            )
+            if not result.success:
+                failure = _failure_text(result)
+                failed.append(f"{stage} of runs {first} … {last}: {failure}")
+                progress(f"failed: {failure}")
+        repaired.extend(f"{stage} of {run_id}" for run_id in sorted(runs))
     chunks = chunked(ordered, contiguous_ranges(ordered, todo), CHUNK)
     started = time.monotonic()
     for n, (first, last) in enumerate(chunks, start=1):
@@ -182,7 +339,12 @@ def run_main(
                 **QUIET,
                 "ops": {"bot_evaluation": {"config": {"endurance_seconds": endurance_s}}},
             },
-            tags={RANGE_START: first, RANGE_END: last, "bench/experiment": experiment.name},
+            tags={
+                RANGE_START: first,
+                RANGE_END: last,
+                "bench/experiment": experiment.name,
+                **owner_tags(),
+            },
             raise_on_error=False,
         )
         for line in _chunk_scores(result):
@@ -200,9 +362,11 @@ def run_main(
         instance=instance,
         resources=resources,
         run_config=QUIET,
+        tags=owner_tags(),
         raise_on_error=False,
     )
     _check(result, "warehouse")
+    moved = [e.describe() for e in quarantined(store) if e.moved_to not in known]
     tables: dict[str, int] = {}
     db_path = None
     site = None
@@ -229,4 +393,6 @@ def run_main(
         tables=tables,
         failed=failed,
         site=site,
+        quarantined=moved,
+        repaired=repaired,
     )

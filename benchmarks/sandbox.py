@@ -96,6 +96,21 @@ def main() -> None:
                 f"(+{(boxed - direct) * 1000:.1f} ms per command, median of {args.runs})"
             )
 
+        # network=True: the host-side egress proxy plus the bridge started in the sandbox.
+        egress_policy = SandboxPolicy(timeout_s=60, network=True)
+
+        def with_egress() -> object:
+            result = sandbox.run(["true"], workspace, egress_policy)
+            assert result.ok, result.summary() + result.stderr
+            return result
+
+        plain = _median_s(lambda: sandbox.run(["true"], workspace, policy), args.runs)
+        egress = _median_s(with_egress, args.runs)
+        print(
+            f"true, network=True (egress proxy + bridge) {egress * 1000:7.1f} ms vs "
+            f"{plain * 1000:.1f} ms without network (+{(egress - plain) * 1000:.1f} ms per run)"
+        )
+
         tools = toolchain_bin()
         if tools is None:
             print("TypeScript build: skipped, the pinned toolchain is not installed (make setup)")

@@ -20,6 +20,15 @@ class SandboxResource(dg.ConfigurableResource):
     # The install phase (npm ci / npm install) may reach the npm registry: projects that
     # use React or Phaser cannot build otherwise. Builds and evaluations never have network.
     install_network: bool = True
+    # Hosts that install may reach, through the sandbox's filtering egress proxy (comma- or
+    # space-separated). Empty: $BENCH_ALLOW_HOSTS_INSTALL, else registry.npmjs.org.
+    install_allow_hosts: str = ""
+
+    def install_hosts(self) -> tuple[str, ...] | None:
+        """The install step's allow-list, or None for the environment/default."""
+        from bench_pipeline.sandbox.egress import parse_list
+
+        return parse_list(self.install_allow_hosts) if self.install_allow_hosts else None
 
     def backend_name(self) -> str:
         return self.backend or os.environ.get("BENCH_SANDBOX") or "bubblewrap"

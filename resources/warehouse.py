@@ -6,6 +6,7 @@ import dagster as dg
 from bench_pipeline import settings
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import WarehouseBuild, build_warehouse
+from bench_pipeline.warehouse.datatests import DataTest
 
 
 class WarehouseResource(dg.ConfigurableResource):
@@ -22,7 +23,11 @@ class WarehouseResource(dg.ConfigurableResource):
         store: ArtifactStore,
         models: Collection[str] | None = None,
         sources: bool = True,
+        tests: Collection[DataTest] = (),
     ) -> WarehouseBuild:
-        """Reload the sources (if asked) and rebuild `models` (default: every model)."""
+        """Reload the sources (if asked) and rebuild `models` (default: every model); the
+        blocking tests and `tests` run on the new copy before it is swapped in."""
         folder = Path(self.models_dir) if self.models_dir else settings.sql_models_dir()
-        return build_warehouse(store, self.db_path(), folder, models=models, sources=sources)
+        return build_warehouse(
+            store, self.db_path(), folder, models=models, sources=sources, tests=tests
+        )

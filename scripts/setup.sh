@@ -41,6 +41,9 @@ fi
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# The bot's sandboxed file server and the sandbox's egress bridge run under the system
+# Python as an unprivileged uid.
+[ -x /usr/bin/python3 ] || missing+=(python3)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ "${#missing[@]}" -gt 0 ]; then

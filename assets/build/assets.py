@@ -9,6 +9,7 @@ from assets.stage_checks import check_step, one_record, specs
 from assets.sweeps.automation import per_run_stage
 from bench_pipeline import settings
 from bench_pipeline.agents.stage import NoGenerationRecord
+from bench_pipeline.build.project import BuildResult
 from bench_pipeline.build.stage import STAGE, run_build
 from resources import ArtifactStoreResource, SandboxResource
 
@@ -50,11 +51,18 @@ def sandboxed_build(
                 box,
                 toolchain_bin=settings.toolchain_bin(),
                 install_network=sandbox.install_network,
+                install_allow_hosts=sandbox.install_hosts(),
                 timeout_s=sandbox.build_timeout_s,
             )
         except NoGenerationRecord as exc:
             missing.append(str(exc))
             continue
+        except Exception as exc:  # one bad run must not fail the others of its chunk
+            message = f"run {run_id}: sandboxed_build failed: {type(exc).__name__}: {exc}"
+            context.log.error(message)
+            record = {**BuildResult(False, "none", message).to_record(), "run_id": run_id}
+            record.pop("log", None)
+            store.write_record(STAGE, run_id, record)
         context.log.info(f"{run_id}: {record['message']}")
         rows.append(
             {
@@ -64,6 +72,8 @@ def sandboxed_build(
                 "entry": record.get("entry_point"),
                 "bytes": record.get("output_bytes"),
                 "seconds": record.get("duration_s"),
+                # Connections of the install step the egress proxy refused (see build.log).
+                "egress_refused": record.get("egress_refused"),
             }
         )
     if missing:

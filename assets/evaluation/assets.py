@@ -87,13 +87,32 @@ def bot_evaluation(
         except NoBuildRecord as missing:
             raise dg.Failure(description=str(missing), allow_retries=False) from missing
     workers = max(1, min(config.parallel_browsers, len(run_ids)))
-    try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
-            records = list(
-                pool.map(lambda r: _evaluate_run(store, r, config.endurance_seconds), run_ids)
-            )
-    except BrowserMissingError as missing:
-        raise dg.Failure(description=str(missing), allow_retries=False) from missing
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
+        futures = {
+            run_id: pool.submit(_evaluate_run, store, run_id, config.endurance_seconds)
+            for run_id in run_ids
+        }
+    # Every run is evaluated (and its record written) before one failure is raised: a game
+    # that crashes the bot must not cost the other runs of the step their verdicts.
+    failed: dict[str, BaseException] = {}
+    records = []
+    for run_id, future in futures.items():
+        error = future.exception()
+        if error is None:
+            records.append(future.result())
+        else:
+            failed[run_id] = error
+    missing_browser = [e for e in failed.values() if isinstance(e, BrowserMissingError)]
+    if missing_browser:
+        raise dg.Failure(description=str(missing_browser[0]), allow_retries=False)
+    if failed:
+        # Retried by the step's RetryPolicy (a crashed browser is worth another go).
+        raise dg.Failure(
+            description="the bot could not evaluate "
+            + "; ".join(f"run {r}: {type(e).__name__}: {e}" for r, e in failed.items())
+            + f" ({len(records)} other run(s) of this step were evaluated and recorded)",
+            allow_retries=True,
+        )
     for run_id, record in zip(run_ids, records, strict=True):
         context.log.info(f"{run_id}: gameplay score {record['gameplay_score']}")
     metadata: dict[str, Any] = {

@@ -7,9 +7,10 @@ from assets.metadata import markdown_table
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, cost_non_negative, one_record, specs
 from bench_pipeline.agents.base import AgentSetupError
-from bench_pipeline.agents.stage import STAGE, run_generation
+from bench_pipeline.agents.stage import STAGE, record_failure, run_generation
 from bench_pipeline.orchestration import backoff_seconds
 from bench_pipeline.run_spec import RUN_SPEC_STAGE
+from bench_pipeline.sandbox.egress import egress_refused
 from resources import AgentResource, ArtifactStoreResource, SandboxResource
 
 # Fixed on purpose: a change to this code must never make agent runs stale (they cost
@@ -68,6 +69,23 @@ def agent_generation(
             # The machine's problem (CLI not installed): the other runs still go ahead.
             setup_errors.append(f"{run_id}: {exc}")
             continue
+        except Exception as exc:  # one bad run must not fail the others of its chunk
+            message = f"run {run_id}: agent_generation failed: {type(exc).__name__}: {exc}"
+            context.log.error(message)
+            record_failure(spec, store, message)
+            rows.append(
+                {
+                    "run": run_id,
+                    "status": "error",
+                    "reused": False,
+                    "cost_usd": None,
+                    "tokens_in": None,
+                    "tokens_out": None,
+                    "turns": None,
+                    "files": 0,
+                }
+            )
+            continue
         record = result.record
         if record.get("retryable"):
             transient.append(f"{run_id}: {record['message']}")
@@ -83,6 +101,8 @@ def agent_generation(
                 "tokens_out": record.get("output_tokens"),
                 "turns": record.get("turns"),
                 "files": record.get("files"),
+                # Connections the sandbox's egress proxy refused (details.egress lists them).
+                "egress_refused": egress_refused(record),
             }
         )
     if setup_errors:

@@ -11,12 +11,12 @@ from assets.partitions import run_partitions
 from assets.stage_checks import check_step, one_record, quality_score_in_range, specs
 from assets.sweeps.automation import per_run_stage
 from bench_pipeline.agents.stage import NoGenerationRecord
-from bench_pipeline.quality.stage import NoBuildYet, run_quality
+from bench_pipeline.quality.stage import NoBuildYet, record_quality_failure, run_quality
 from resources import ArtifactStoreResource, SandboxResource, SonarQubeResource
 
 # Bump when a metric or the score formula changes: quality (and what reads it) recomputes;
 # agent runs and builds do not.
-QUALITY_CODE_VERSION = "1"
+QUALITY_CODE_VERSION = "2"  # 2: no entry point, no quality credit
 CHECKS = [one_record, quality_score_in_range]
 
 
@@ -49,6 +49,10 @@ def quality_metrics(
             return run_quality(run_id, store, box, sonar_config)
         except (NoGenerationRecord, NoBuildYet) as exc:
             return str(exc)
+        except Exception as exc:  # one bad run must not fail the others of its chunk
+            message = f"run {run_id}: quality_metrics failed: {type(exc).__name__}: {exc}"
+            context.log.error(message)
+            return record_quality_failure(run_id, store, message)
 
     # Two runs at a time: each tool is mostly node starting up, one core per run suffices.
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="quality") as pool:

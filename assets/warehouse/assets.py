@@ -10,6 +10,7 @@ never sees half a rebuild.
 
 import hashlib
 import json
+from collections.abc import Iterator
 
 import dagster as dg
 import duckdb
@@ -22,12 +23,14 @@ from assets.metadata import markdown_table
 from assets.quality import quality_metrics
 from assets.sweeps.automation import whole_warehouse
 from bench_pipeline import settings
-from bench_pipeline.warehouse.datatests import DataTest, run_data_test
+from bench_pipeline.warehouse.build import BlockingTestFailure
+from bench_pipeline.warehouse.datatests import DataTest, DataTestResult
+from bench_pipeline.warehouse.integrity import QuarantinedRecord
 from bench_pipeline.warehouse.models import SqlModel, load_models
 from resources import ArtifactStoreResource, WarehouseResource
 
 # Bump when the loading of sources changes (not for SQL models: they hash their SQL).
-WAREHOUSE_SOURCES_CODE_VERSION = "2"
+WAREHOUSE_SOURCES_CODE_VERSION = "3"  # 3: raw_bot_accuracy
 SOURCES = dg.AssetKey("warehouse_sources")
 
 MODELS: list[SqlModel] = load_models(settings.sql_models_dir())
@@ -108,12 +111,26 @@ def warehouse(
     warehouse: WarehouseResource,
 ):
     selected = {key.to_user_string() for key in context.selected_asset_keys}
-    build = warehouse.build(
-        artifact_store.store(),
-        models=selected & _MODEL_NAMES,
-        sources=SOURCES.to_user_string() in selected,
-    )
+    checks = list(context.selected_asset_check_keys)
+    try:
+        # The selected checks run on the new copy, with the blocking tests of everything
+        # rebuilt: a blocking failure leaves the live warehouse as it was (no swap).
+        build = warehouse.build(
+            artifact_store.store(),
+            models=selected & _MODEL_NAMES,
+            sources=SOURCES.to_user_string() in selected,
+            tests=[_TESTS[key] for key in checks],
+        )
+    except BlockingTestFailure as failure:
+        _log_quarantined(context, failure.build.quarantined)
+        yield from _check_results(checks, failure.build.test_results)
+        raise dg.Failure(
+            description=str(failure),
+            metadata={"quarantined": _quarantine_table(failure.build.quarantined)},
+            allow_retries=False,
+        ) from None
     context.log.info(f"warehouse updated at {build.path} in {build.duration_s:.2f}s")
+    _log_quarantined(context, build.quarantined)
     path = dg.MetadataValue.path(str(build.path))
     if SOURCES.to_user_string() in selected:
         sources = [t for t in build.tables if t.kind == "source"]
@@ -124,6 +141,10 @@ def warehouse(
                 "duration_s": round(build.duration_s, 3),
                 "tables": markdown_table([{"table": t.name, "rows": t.rows} for t in sources], 100),
                 **{f"rows/{t.name}": t.rows for t in sources},
+                # Records that could not be loaded, moved aside: their stages are redone
+                # by the next `bench run` (docs/warehouse.md, "Corrupt records").
+                "quarantined_count": len(build.quarantined),
+                "quarantined": _quarantine_table(build.quarantined),
             },
         )
     with duckdb.connect(str(build.path), read_only=True) as con:
@@ -145,21 +166,41 @@ def warehouse(
                     "preview": markdown_table(rows, 5),
                 },
             )
-        for key in context.selected_asset_check_keys:
-            result = run_data_test(con, _TESTS[key])
-            yield dg.AssetCheckResult(
-                asset_key=key.asset_key,
-                check_name=key.name,
-                passed=result.passed,
-                severity=dg.AssetCheckSeverity.ERROR
-                if _TESTS[key].blocking
-                else dg.AssetCheckSeverity.WARN,
-                description=result.error or _TESTS[key].description,
-                metadata={
-                    "failing_rows": result.failing_rows,
-                    "sample": dg.MetadataValue.json(
-                        json.loads(json.dumps(result.sample, default=str))
-                    ),
-                    "sql": dg.MetadataValue.md(f"```sql\n{_TESTS[key].sql}\n```"),
-                },
-            )
+    yield from _check_results(checks, build.test_results)
+
+
+def _check_results(
+    checks: list[dg.AssetCheckKey], results: list[DataTestResult]
+) -> Iterator[dg.AssetCheckResult]:
+    """The selected checks' results, as run on the new copy before the swap."""
+    by_test = {(r.test.model, r.test.name): r for r in results}
+    for key in checks:
+        test = _TESTS[key]
+        result = by_test.get((test.model, test.name))
+        if result is None:  # not run: the build stopped before it
+            continue
+        yield dg.AssetCheckResult(
+            asset_key=key.asset_key,
+            check_name=key.name,
+            passed=result.passed,
+            severity=dg.AssetCheckSeverity.ERROR if test.blocking else dg.AssetCheckSeverity.WARN,
+            description=result.error or test.description,
+            metadata={
+                "failing_rows": result.failing_rows,
+                "sample": dg.MetadataValue.json(json.loads(json.dumps(result.sample, default=str))),
+                "sql": dg.MetadataValue.md(f"```sql\n{test.sql}\n```"),
+            },
+        )
+
+
+def _quarantine_table(entries: list[QuarantinedRecord]) -> dg.MetadataValue:
+    rows = [
+        {"run": e.run_id, "stage": e.stage, "why": e.reason, "moved to": e.moved_to}
+        for e in entries
+    ]
+    return markdown_table(rows, 100) if rows else dg.MetadataValue.md("none")
+
+
+def _log_quarantined(context: dg.AssetExecutionContext, entries: list[QuarantinedRecord]) -> None:
+    for entry in entries:
+        context.log.warning(f"quarantined a bad record: {entry.describe()}")

@@ -36,6 +36,7 @@ from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli import (
     CliAdapter,
     CliPlan,
+    allowed_hosts,
     host_env,
     prompt_arg,
     resolve_executable,
@@ -158,4 +159,5 @@ class ClaudeCodeAdapter(CliAdapter):
                 "max_thinking_tokens": THINKING_TOKENS[effort],
             },
             failure_hint=hint,
+            allowed_hosts=allowed_hosts(self.name, "ANTHROPIC_BASE_URL"),
         )

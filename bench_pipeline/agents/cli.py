@@ -19,10 +19,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
 from bench_pipeline.agents.transcripts import Prices, UsageMeter
 from bench_pipeline.sandbox.base import Sandbox, SandboxPolicy, SandboxResult, sandbox_path
+from bench_pipeline.sandbox.egress import allow_hosts_for
 
 # A folder we created as an agent HOME carries this marker; only such a folder is ever
 # emptied for a fresh run (a retry must not inherit the previous attempt's sessions).
@@ -40,6 +42,18 @@ STDERR_TAIL_CHARS = 600
 def host_env(names: Iterable[str]) -> dict[str, str]:
     """The named variables of the harness's own environment that are set (and not empty)."""
     return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
+def allowed_hosts(harness: str, *base_url_vars: str) -> tuple[str, ...]:
+    """The harness's egress allow-list (`BENCH_ALLOW_HOSTS_<HARNESS>` or its default), plus
+    the host of an API endpoint moved by one of `base_url_vars` (ANTHROPIC_BASE_URL ...)."""
+    hosts = list(allow_hosts_for(harness))
+    for name in base_url_vars:
+        parsed = urlsplit(os.environ.get(name, ""))
+        if parsed.hostname:
+            port = parsed.port or (80 if parsed.scheme == "http" else 443)
+            hosts.append(f"{parsed.hostname}:{port}")
+    return tuple(dict.fromkeys(hosts))
 
 
 def resolve_executable(name: str, install_hint: str) -> Path:
@@ -108,6 +122,8 @@ class CliPlan:
     details: dict[str, Any] = field(default_factory=dict)
     # Appended to a failure message (e.g. which credential variable was missing).
     failure_hint: str = ""
+    # The only hosts the CLI may reach, through the sandbox's egress proxy (its model API).
+    allowed_hosts: tuple[str, ...] = ()
 
 
 class _Limits:
@@ -151,7 +167,10 @@ def run_cli(task: AgentTask, sandbox: Sandbox, plan: CliPlan, home: Path) -> Age
     env = {"HOME": str(home), "PATH": sandbox_path(Path(plan.argv[0]).parent), **plan.env}
     policy = SandboxPolicy(
         timeout_s=task.time_limit_s,
+        # Egress through the sandbox's filtering proxy to the plan's hosts only; the host's
+        # own network (its loopback services, its Unix sockets) is never reachable.
         network=True,
+        allowed_hosts=plan.allowed_hosts,
         memory_mb=AGENT_MEMORY_MB,
         max_processes=AGENT_MAX_PROCESSES,
         output_cap_bytes=AGENT_OUTPUT_CAP_BYTES,
@@ -259,6 +278,9 @@ def judge(
     }
     if result.stopped:
         details["stop_reason"] = result.stopped
+    if result.egress is not None:
+        # Which hosts the agent was allowed, and every connection the proxy refused.
+        details["egress"] = result.egress
     if tail:
         details["stderr_tail"] = tail
     if limits.internal_error:

@@ -47,6 +47,7 @@ from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli import (
     CliAdapter,
     CliPlan,
+    allowed_hosts,
     host_env,
     prompt_arg,
     resolve_executable,
@@ -202,6 +203,7 @@ class CodexAdapter(CliAdapter):
             meter=meter,
             env=env,
             structured="codex exec --json",
+            allowed_hosts=allowed_hosts(self.name, "OPENAI_BASE_URL"),
             on_line=reader.poll,
             finish=lambda: self._finish(reader, codex_home),
             details={

@@ -20,7 +20,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bench_pipeline.agents.base import AgentSetupError, AgentTask
-from bench_pipeline.agents.cli import CliAdapter, CliPlan, host_env, resolve_executable
+from bench_pipeline.agents.cli import (
+    CliAdapter,
+    CliPlan,
+    allowed_hosts,
+    host_env,
+    resolve_executable,
+)
 from bench_pipeline.agents.transcripts import AutoMeter
 
 PLACEHOLDERS = (
@@ -64,14 +70,17 @@ class CommandAdapter(CliAdapter):
         *,
         env_passthrough: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        allow_hosts: Sequence[str] | None = None,
     ) -> None:
         """`env_passthrough` names harness variables copied when set (API keys); `env` adds
-        fixed ones. The sandbox gives the command nothing else but HOME and PATH."""
+        fixed ones. The sandbox gives the command nothing else but HOME and PATH.
+        `allow_hosts`: where it may connect (None: $BENCH_ALLOW_HOSTS_COMMAND, else nowhere)."""
         template = [str(arg) for arg in template]
         check_template(template)
         self.template = template
         self.env_passthrough = tuple(env_passthrough)
         self.env = dict(env or {})
+        self.allow_hosts = tuple(allow_hosts) if allow_hosts is not None else None
 
     def build(self, task: AgentTask, home: Path) -> CliPlan:
         exe = resolve_executable(self.template[0], INSTALL_HINT)
@@ -96,4 +105,7 @@ class CommandAdapter(CliAdapter):
             env={**host_env(self.env_passthrough), **self.env},
             structured=None,  # plain text is a valid transcript here
             details={"template": list(self.template)},
+            allowed_hosts=(
+                self.allow_hosts if self.allow_hosts is not None else allowed_hosts(self.name)
+            ),
         )

@@ -37,11 +37,14 @@ from bench_pipeline.agents.base import (
     AgentOutcome,
     AgentSetupError,
     AgentTask,
+    Usage,
     is_transient,
 )
+from bench_pipeline.agents.bounds import outcome_problems
 from bench_pipeline.agents.prompts import PROMPT_VERSION, build_prompt, context_file_for
 from bench_pipeline.sandbox.base import Sandbox
-from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_bytes
+from bench_pipeline.warehouse.artifacts import ArtifactStore, RecordError, atomic_write_bytes
+from bench_pipeline.warehouse.budget import ArtifactBudget
 
 STAGE = "agent_generation"
 ARCHIVE = "workspace.tar.gz"
@@ -83,12 +86,18 @@ def make_task(spec: Mapping[str, Any], prompt: str, run_dir: Path) -> AgentTask:
     )
 
 
-def archive_workspace(workspace: Path, archive: Path) -> dict[str, Any]:
+def archive_workspace(
+    workspace: Path, archive: Path, budget: ArtifactBudget | None = None
+) -> dict[str, Any]:
     """Archive what the agent wrote (gzip tar, sorted, fixed mtimes: same files, same bytes).
 
     Dependency folders are left out (they are reinstalled by the build) and files over
-    ARCHIVE_MAX_FILE_BYTES are listed as skipped rather than stored.
+    ARCHIVE_MAX_FILE_BYTES are listed as skipped rather than stored, as are the files that
+    would take the run's artifacts past their `budget` (with the reason).
     """
+    # Counted before compressing, with a tar header each: the archive is never bigger
+    # than that (gzip adds a few bytes per 16 KiB block at worst, hence the slack).
+    room = budget.room if budget is not None else None
     buffer = io.BytesIO()
     files = 0
     total = 0
@@ -105,6 +114,10 @@ def archive_workspace(workspace: Path, archive: Path) -> dict[str, Any]:
             size = path.stat().st_size
             if size > ARCHIVE_MAX_FILE_BYTES:
                 skipped.append(f"{rel} ({size} bytes)")
+                continue
+            if room is not None and (total + size + 512 * (files + 1)) * 1.01 + 1024 > room:
+                assert budget is not None
+                skipped.append(budget.refuse(f"{rel} (from the workspace archive)", size))
                 continue
             info = tar.gettarinfo(str(path), arcname=rel)
             info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
@@ -211,7 +224,10 @@ def run_generation(
             details={"traceback": traceback.format_exc(limit=8)},
         )
     wall_s = time.monotonic() - started
-    archive = archive_workspace(task.workspace, run_dir / ARCHIVE)
+    outcome = checked_outcome(outcome, task)
+    archive = archive_workspace(
+        task.workspace, run_dir / ARCHIVE, ArtifactBudget(store.run_dir(run_id))
+    )
 
     outcome_record = outcome.to_record()
     details = outcome_record.pop("details")
@@ -242,5 +258,72 @@ def run_generation(
         # warehouse loads every record with one schema.
         "details": json.dumps(details, sort_keys=True, default=str),
     }
-    store.write_record(STAGE, run_id, record)
+    try:
+        store.write_record(STAGE, run_id, record)
+    except RecordError as exc:
+        # A number no record can hold (checked_outcome should have caught it): the run is
+        # recorded as an error saying which field, never left without a record.
+        record = {**record, **_error_fields(str(exc))}
+        store.write_record(STAGE, run_id, record)
     return GenerationResult(record, reused=False)
+
+
+def _error_fields(message: str) -> dict[str, Any]:
+    """The record fields of an `error` run whose own numbers cannot be trusted."""
+    return {
+        **AgentOutcome(status="error", message=message).to_record(),
+        "details": json.dumps({"rejected": message}),
+        "retryable": False,
+    }
+
+
+def checked_outcome(outcome: AgentOutcome, task: AgentTask) -> AgentOutcome:
+    """The outcome, or an `error` outcome naming the run and the transcript when a number
+    the agent reported is not sane (bounds.py): a transcript line the meter refused, or a
+    total out of range. Such numbers never reach a record."""
+    meter = outcome.details.get("meter")
+    problems = list(meter.get("invalid_numbers") or []) if isinstance(meter, dict) else []
+    problems += outcome_problems(
+        usage=outcome.usage, duration_s=outcome.duration_s, exit_code=outcome.exit_code
+    )
+    if not problems:
+        return outcome
+    shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if problems[3:] else "")
+    return AgentOutcome(
+        status="error",
+        message=f"run {task.run_id}: transcript {task.transcript_path}: {shown}",
+        usage=Usage(),
+        details={"rejected_numbers": problems, "previous_status": outcome.status},
+    )
+
+
+def record_failure(spec: Mapping[str, Any], store: ArtifactStore, message: str) -> dict[str, Any]:
+    """Record a run the stage itself failed on (not the agent) as an `error` run, with an
+    empty workspace archive when there is none, so the later stages and the warehouse see
+    the run and its reason instead of a failed chunk."""
+    run_id = spec["run_id"]
+    run_dir = store.run_dir(run_id, STAGE)
+    if not (run_dir / ARCHIVE).is_file():
+        empty = run_dir / "workspace.empty"
+        empty.mkdir(parents=True, exist_ok=True)
+        archive_workspace(empty, run_dir / ARCHIVE)
+        empty.rmdir()
+    record = {
+        "run_id": run_id,
+        "experiment": spec["experiment"],
+        "cell_id": spec["cell_id"],
+        "repeat": spec["repeat"],
+        "agent": spec["agent"],
+        "adapter": None,
+        "model": spec["model"],
+        **_error_fields(message),
+        "files": 0,
+        "workspace_bytes": 0,
+        "started_at": _utc(),
+        "finished_at": _utc(),
+        "prompt_version": PROMPT_VERSION,
+        "transcript_path": None,
+        "archive_path": str(run_dir / ARCHIVE),
+    }
+    store.write_record(STAGE, run_id, record)
+    return record

@@ -19,12 +19,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from bench_pipeline.agents.base import AgentTask, Usage
+from bench_pipeline.agents.bounds import MAX_COST_USD, MAX_TOKENS, MAX_TURNS, number_problem
 
 TranscriptFormat = Literal["claude_stream_json", "codex_jsonl", "unknown"]
 EventKind = Literal[
@@ -42,6 +43,7 @@ EventKind = Literal[
 TEXT_EXCERPT_CHARS = 500
 # A format shows itself in the first lines (a banner at most before the first event).
 DETECT_LINES = 200
+MAX_REPORTED_PROBLEMS = 10
 TOOL_INPUT_CHARS = 160
 
 # Cache pricing relative to the model's input price. The run spec freezes only an input and
@@ -116,6 +118,8 @@ class UsageMeter(Protocol):
     result_event: dict[str, Any] | None  # Claude's result event; Codex's last turn end
     errors: list[str]
     first_line: str | None  # the first non-blank line, for "printed no events" messages
+    # Numbers outside the sane range (bounds.py), "line N: what"; the run is then an error.
+    invalid_numbers: list[str]
 
     @property
     def turns(self) -> int: ...
@@ -155,14 +159,11 @@ def parse_line(line: str) -> dict[str, Any] | None:
 
 
 def _int(value: Any) -> int:
-    """A token count from untrusted JSON: ints and integral floats, anything else is 0."""
-    if isinstance(value, bool):
+    """A token count from untrusted JSON for the event table: an integer in the sane range
+    (bounds.py), anything else is 0. The meters are stricter: see `_MeterBase._count`."""
+    if number_problem("count", value, MAX_TOKENS, integer=True) is not None:
         return 0
-    if isinstance(value, int):
-        return max(value, 0)
-    if isinstance(value, float) and value.is_integer():
-        return max(int(value), 0)
-    return 0
+    return int(value)
 
 
 def _number(value: Any) -> float | None:
@@ -170,6 +171,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+# How a meter reads one count: (value, field name) -> the count (0 when unusable).
+Counter = Callable[[Any, str], int]
 
 
 def _excerpt(value: Any, limit: int = TEXT_EXCERPT_CHARS) -> str:
@@ -211,6 +216,35 @@ class _MeterBase:
         self.result_event: dict[str, Any] | None = None
         self.errors: list[str] = []
         self.first_line: str | None = None
+        self.invalid_numbers: list[str] = []
+
+    def _bad_number(self, problem: str, where: str | None = None) -> None:
+        if len(self.invalid_numbers) < MAX_REPORTED_PROBLEMS:
+            self.invalid_numbers.append(f"{where or f'line {self.lines}'}: {problem}")
+
+    def _count(
+        self, value: Any, name: str, upper: int = MAX_TOKENS, where: str | None = None
+    ) -> int:
+        """A count from the transcript: absent is 0; anything but an integer in the sane
+        range is recorded in `invalid_numbers` (the run becomes an error) and counts 0, so
+        the running totals stay finite while the agent streams."""
+        if value is None:
+            return 0
+        problem = number_problem(name, value, upper, integer=True)
+        if problem is not None:
+            self._bad_number(problem, where)
+            return 0
+        return int(value)
+
+    def _cost(self, value: Any, name: str) -> float | None:
+        """A reported cost: absent is None; out of range is recorded and unknown (None)."""
+        if value is None:
+            return None
+        problem = number_problem(name, value, MAX_COST_USD)
+        if problem is not None:
+            self._bad_number(problem)
+            return None
+        return float(value)
 
     def feed(self, line: str) -> None:
         self.lines += 1
@@ -258,6 +292,7 @@ class _MeterBase:
             "unknown_events": self.unknown_events,
             "has_result_event": self.result_event is not None,
             "errors": self.errors[:10],
+            "invalid_numbers": list(self.invalid_numbers),
         }
 
 
@@ -269,16 +304,20 @@ class _ClaudeTokens:
     output: int = 0
 
     @classmethod
-    def from_api(cls, usage: Mapping[str, Any]) -> _ClaudeTokens:
+    def from_api(cls, usage: Mapping[str, Any], count: Counter) -> _ClaudeTokens:
         return cls(
-            input=_int(usage.get("input_tokens")),
-            cache_read=_int(usage.get("cache_read_input_tokens")),
-            cache_write=_int(usage.get("cache_creation_input_tokens")),
-            output=_int(usage.get("output_tokens")),
+            input=count(usage.get("input_tokens"), "input_tokens"),
+            cache_read=count(usage.get("cache_read_input_tokens"), "cache_read_input_tokens"),
+            cache_write=count(
+                usage.get("cache_creation_input_tokens"), "cache_creation_input_tokens"
+            ),
+            output=count(usage.get("output_tokens"), "output_tokens"),
         )
 
     @classmethod
-    def from_model_usage(cls, model_usage: Mapping[str, Any]) -> _ClaudeTokens | None:
+    def from_model_usage(
+        cls, model_usage: Mapping[str, Any], count: Counter
+    ) -> _ClaudeTokens | None:
         """Sum the result event's per-model totals (camelCase keys), None if there are none."""
         total = cls()
         seen = False
@@ -286,10 +325,13 @@ class _ClaudeTokens:
             if not isinstance(entry, Mapping):
                 continue
             seen = True
-            total.input += _int(entry.get("inputTokens"))
-            total.cache_read += _int(entry.get("cacheReadInputTokens"))
-            total.cache_write += _int(entry.get("cacheCreationInputTokens"))
-            total.output += _int(entry.get("outputTokens"))
+            for attr, key in (
+                ("input", "inputTokens"),
+                ("cache_read", "cacheReadInputTokens"),
+                ("cache_write", "cacheCreationInputTokens"),
+                ("output", "outputTokens"),
+            ):
+                setattr(total, attr, getattr(total, attr) + count(entry.get(key), key))
         return total if seen else None
 
     def __add__(self, other: _ClaudeTokens) -> _ClaudeTokens:
@@ -355,7 +397,7 @@ class ClaudeStreamMeter(_MeterBase):
             message_id = f"<anonymous {self._anonymous_messages}>"
         usage = message.get("usage")
         if isinstance(usage, dict):
-            self._usage_by_message[message_id] = _ClaudeTokens.from_api(usage)
+            self._usage_by_message[message_id] = _ClaudeTokens.from_api(usage, self._count)
         if event.get("parent_tool_use_id") is None:
             self._top_level_messages[message_id] = None
         content = message.get("content")
@@ -376,9 +418,16 @@ class ClaudeStreamMeter(_MeterBase):
     def _result(self, event: dict[str, Any]) -> None:
         self.result_event = event
         self.result_subtype = str(event.get("subtype") or "") or None
-        self.reported_cost = _number(event.get("total_cost_usd"))
+        self.reported_cost = self._cost(event.get("total_cost_usd"), "total_cost_usd")
         num_turns = event.get("num_turns")
-        self.turns_reported = _int(num_turns) if num_turns is not None else None
+        self.turns_reported = (
+            self._count(num_turns, "num_turns", MAX_TURNS) if num_turns is not None else None
+        )
+        # The totals are read again by _final_tokens; their numbers are checked here, once.
+        if isinstance(event.get("modelUsage"), dict):
+            _ClaudeTokens.from_model_usage(event["modelUsage"], self._count)
+        if isinstance(event.get("usage"), dict):
+            _ClaudeTokens.from_api(event["usage"], self._count)
         self._result_is_error = bool(event.get("is_error")) or (
             self.result_subtype is not None and self.result_subtype != "success"
         )
@@ -420,10 +469,14 @@ class ClaudeStreamMeter(_MeterBase):
         streamed = self.streamed_tokens()
         result = self.result_event or {}
         candidates: list[tuple[_ClaudeTokens | None, str]] = []
+        # Checked when the result event arrived (_result); read leniently here.
+        count: Counter = lambda value, _name: _int(value)  # noqa: E731
         if isinstance(result.get("modelUsage"), dict):
-            candidates.append((_ClaudeTokens.from_model_usage(result["modelUsage"]), "modelUsage"))
+            candidates.append(
+                (_ClaudeTokens.from_model_usage(result["modelUsage"], count), "modelUsage")
+            )
         if isinstance(result.get("usage"), dict):
-            candidates.append((_ClaudeTokens.from_api(result["usage"]), "result.usage"))
+            candidates.append((_ClaudeTokens.from_api(result["usage"], count), "result.usage"))
         for tokens, source in candidates:
             # A result total smaller than what streamed would be a CLI bug; trust the stream.
             if tokens is not None and tokens.gross_input >= streamed.gross_input:
@@ -486,11 +539,11 @@ class _CodexTokens:
     output: int = 0  # includes reasoning tokens, as OpenAI bills them
 
     @classmethod
-    def from_api(cls, usage: Mapping[str, Any]) -> _CodexTokens:
+    def from_api(cls, usage: Mapping[str, Any], count: Counter) -> _CodexTokens:
         return cls(
-            input=_int(usage.get("input_tokens")),
-            cached=_int(usage.get("cached_input_tokens")),
-            output=_int(usage.get("output_tokens")),
+            input=count(usage.get("input_tokens"), "input_tokens"),
+            cached=count(usage.get("cached_input_tokens"), "cached_input_tokens"),
+            output=count(usage.get("output_tokens"), "output_tokens"),
         )
 
     def covers(self, other: _CodexTokens) -> bool:
@@ -556,7 +609,9 @@ class CodexJsonMeter(_MeterBase):
             self.turn_events += 1
             usage = event.get("usage")
             self._turn_totals.append(
-                _CodexTokens.from_api(usage) if isinstance(usage, dict) else _CodexTokens()
+                _CodexTokens.from_api(usage, self._count)
+                if isinstance(usage, dict)
+                else _CodexTokens()
             )
             self._failed_since_last_turn = False
         elif kind == "turn.failed":
@@ -589,7 +644,9 @@ class CodexJsonMeter(_MeterBase):
 
     def feed_session_totals(self, usage: Mapping[str, Any]) -> None:
         """Take a running total from Codex's session log (`token_count.info.total_token_usage`)."""
-        tokens = _CodexTokens.from_api(usage)
+        tokens = _CodexTokens.from_api(
+            usage, lambda value, name: self._count(value, name, where="Codex session log")
+        )
         if self._session_totals is None or tokens.covers(self._session_totals):
             self._session_totals = tokens
 

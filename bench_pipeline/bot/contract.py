@@ -1,4 +1,4 @@
-"""The sixteen gameplay tests and the evaluation result (../shared/contracts.md §1–2)."""
+"""The sixteen gameplay tests and the evaluation result (docs/bot.md)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-BOT_VERSION = "0.1.1"
+BOT_VERSION = "0.2.0"
 
 
 class Verdict(StrEnum):
@@ -78,6 +78,8 @@ class Evaluation:
     duration_s: float
     notes: list[str] = field(default_factory=list)
     bot_version: str = BOT_VERSION
+    # How the browser was contained and what the page tried to reach (bot/contain.py).
+    containment: dict[str, Any] | None = None
 
     @property
     def gameplay_score(self) -> float:
@@ -94,6 +96,7 @@ class Evaluation:
             "gameplay_score": self.gameplay_score,
             "duration_s": round(self.duration_s, 2),
             "notes": list(self.notes),
+            "containment": self.containment,
         }
 
 

@@ -29,16 +29,19 @@ from bench_pipeline.bot.browser import (
     BrowserMissingError,
     chromium_executable,
 )
+from bench_pipeline.bot.contain import Containment, contained_browser, install_guard
 from bench_pipeline.bot.contract import Calibration, Evaluation
 from bench_pipeline.bot.play import Bot
-from bench_pipeline.bot.serve import check_url, serve_directory
 from bench_pipeline.bot.session import EventLog, GameSession, PageGone
 from bench_pipeline.bot.verdicts import Observed, derive_all
+from bench_pipeline.warehouse.budget import ArtifactBudget
 
 PROBE = (Path(__file__).parent / "probe.js").read_text()
 HARD_CAP_S = 120.0
 TOP_OUT_S = 14.0
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon")
+# What Chromium logs when a page reaches for a local file; recorded as a blocked attempt.
+FILE_ACCESS_MESSAGES = ("Not allowed to load local resource", 'URL scheme "file"')
 
 
 def _kill_matching(marker: str) -> None:
@@ -69,20 +72,13 @@ def _watchdog(marker: str, seconds: float, log: EventLog) -> Iterator[None]:
         timer.cancel()
 
 
-@contextmanager
-def _target_url(target: str) -> Iterator[str]:
-    if target.startswith(("http://", "https://")):
-        yield check_url(target)
-    else:
-        with serve_directory(Path(target)) as url:
-            yield url
-
-
-def _attach_listeners(page, log: EventLog) -> None:
+def _attach_listeners(page, log: EventLog, containment: Containment | None = None) -> None:
     def on_console(message) -> None:
         if message.type != "error":
             return
         text = message.text
+        if containment is not None and any(m in text for m in FILE_ACCESS_MESSAGES):
+            containment.record(log.now(), "file", text)
         if any(marker in text for marker in IGNORED_CONSOLE):
             log.ignored_console.append((log.now(), text[:300]))
         else:
@@ -150,34 +146,42 @@ def evaluate(
     hard_cap_s: float = HARD_CAP_S,
 ) -> Evaluation:
     """Evaluate one game (a directory or a loopback URL). Raises only when the bot cannot run."""
-    executable = chromium_executable()
     started = time.monotonic()
     log = EventLog()
     bot: Bot | None = None
     loaded = False
     load_error: str | None = None
-    profile = Path(tempfile.mkdtemp(prefix="bench-bot-"))
+    workdir = Path(tempfile.mkdtemp(prefix="bench-bot-"))
     screenshots: dict[str, bytes] = {}
+    containment: Containment | None = None
     try:
-        with _target_url(target) as url, sync_playwright() as p:
+        with (
+            sync_playwright() as p,
+            contained_browser(
+                target, workdir, chromium_executable() or p.chromium.executable_path
+            ) as containment,
+        ):
+            url = containment.url
             try:
                 context = p.chromium.launch_persistent_context(
-                    str(profile),
-                    executable_path=executable,
+                    str(workdir / "profile"),
+                    executable_path=containment.executable,
                     headless=True,
-                    args=CHROMIUM_ARGS,
+                    args=CHROMIUM_ARGS + containment.extra_args,
                     viewport={"width": 1280, "height": 1100},
                     device_scale_factor=1,
+                    service_workers="block",
                 )
             except PlaywrightError as error:
                 raise BrowserMissingError(
                     f"{MISSING_BROWSER_HELP} ({str(error).splitlines()[0]})"
                 ) from error
-            with _watchdog(str(profile), hard_cap_s - 5.0, log):
+            with _watchdog(str(workdir), hard_cap_s - 5.0, log):
                 try:
+                    install_guard(context, containment, log.now)
                     context.add_init_script(PROBE)
                     page = context.pages[0] if context.pages else context.new_page()
-                    _attach_listeners(page, log)
+                    _attach_listeners(page, log, containment)
                     session = GameSession(page, log)
                     # Play must end early enough to leave time for the verdicts.
                     bot = Bot(session, endurance_s, started + hard_cap_s - 25.0)
@@ -215,7 +219,7 @@ def evaluate(
                     with contextlib.suppress(Exception):
                         context.close()
     finally:
-        shutil.rmtree(profile, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
 
     observed = Observed(bot, log, loaded, load_error, endurance_s)
     results = derive_all(observed)
@@ -236,6 +240,7 @@ def evaluate(
         results=results,
         duration_s=time.monotonic() - started,
         notes=[f"{t:.2f}s {text}" for t, text in log.notes],
+        containment=containment.to_json() if containment is not None else None,
     )
     if artifacts is not None:
         write_artifacts(artifacts, evaluation, log, screenshots, bot)
@@ -251,7 +256,9 @@ def write_artifacts(
 ) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "evaluation.json").write_text(json.dumps(evaluation.to_json(), indent=2))
-    (folder / "events.json").write_text(json.dumps(log.to_json(), indent=1))
+    events = log.to_json()
+    events["blocked_requests"] = (evaluation.containment or {}).get("blocked_requests", [])
+    (folder / "events.json").write_text(json.dumps(events, indent=1))
     if bot is not None:
         (folder / "evidence.json").write_text(json.dumps(dict(bot.evidence.items), indent=1))
     (folder / "console.txt").write_text(
@@ -262,5 +269,11 @@ def write_artifacts(
         )
         + "\n"
     )
+    # In an artifact store, screenshots count against the run's artifact budget (a refusal
+    # is noted in the run's REFUSED.txt); elsewhere (`bench evaluate --artifacts`) they do not.
+    budget = ArtifactBudget.for_folder(folder)
     for name, data in screenshots.items():
-        (folder / name).write_bytes(data)
+        if budget is None:
+            (folder / name).write_bytes(data)
+        else:
+            budget.write_bytes(folder / name, data)

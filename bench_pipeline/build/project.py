@@ -11,15 +11,18 @@ because that is not the agent's fault and must not be recorded as if it were.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench_pipeline.build.detect import Project, detect_project, find_entry_point, folder_bytes
 from bench_pipeline.sandbox.base import Sandbox, SandboxPolicy, SandboxResult, sandbox_path
+from bench_pipeline.sandbox.egress import allow_hosts_for
 
 NO_PROJECT = "no index.html, package.json or TypeScript found in the workspace"
 NO_PAGE = "no index.html, dist/index.html or build/index.html to serve"
@@ -93,6 +96,8 @@ class BuildResult:
     output_bytes: int = 0
     project_dir: str = "."  # where package.json/tsconfig.json were, relative to the workspace
     sandbox: str | None = None
+    # The install step's egress: allowed hosts, connections, refusals (None: no network used).
+    egress: dict[str, Any] | None = None
 
     def to_record(self) -> dict[str, Any]:
         """A flat JSON-able dict: scalars plus the list of steps as plain dicts."""
@@ -112,6 +117,9 @@ class BuildResult:
             "timed_out": any(s.timed_out for s in self.steps),
             "limit_hit": next((s.limit_hit for s in self.steps if s.limit_hit), None),
             "steps": [asdict(s) for s in self.steps],
+            # A JSON string like the agent's details: one warehouse schema for every record.
+            "egress": json.dumps(self.egress, sort_keys=True) if self.egress else None,
+            "egress_refused": (self.egress or {}).get("refused_total", 0),
             "log": self.log,
         }
 
@@ -124,6 +132,17 @@ def _tail(text: str, cap_bytes: int) -> str:
     marker = f"[... {len(data) - cap_bytes} earlier bytes dropped ...]\n".encode()
     kept = data[len(data) - max(0, cap_bytes - len(marker)) :]
     return (marker + kept)[-cap_bytes:].decode("utf-8", errors="ignore")
+
+
+def _egress_line(egress: dict[str, Any] | None) -> str:
+    """The log's account of a step's network: what it was allowed and what was refused."""
+    if egress is None:
+        return ""
+    allowed = ", ".join(egress.get("allowed_hosts", [])) or "none"
+    refused = egress.get("refused", [])
+    line = f"[egress: allowed hosts {allowed}; {egress.get('refused_total', 0)} refused"
+    shown = "; ".join(f"{r['target']} ({r['reason']})" for r in refused[:5])
+    return line + (f": {shown}" if shown else "") + "]\n"
 
 
 def _error_line(result: SandboxResult) -> str | None:
@@ -148,6 +167,7 @@ class _Builder:
         *,
         toolchain: Path | None,
         install_network: bool,
+        install_allow_hosts: Sequence[str],
         timeout_s: float,
         log_cap_bytes: int,
     ) -> None:
@@ -155,6 +175,8 @@ class _Builder:
         self.sandbox = sandbox
         self.toolchain = toolchain
         self.install_network = install_network
+        self.install_allow_hosts = tuple(install_allow_hosts)
+        self.egress: dict[str, Any] | None = None
         self.deadline = time.monotonic() + timeout_s
         self.log_cap_bytes = log_cap_bytes
         self.steps: list[BuildStep] = []
@@ -175,6 +197,9 @@ class _Builder:
         return SandboxPolicy(
             timeout_s=max(1.0, self.deadline - time.monotonic()),
             network=network,
+            # Only the install step has network, and only to the registry through the
+            # sandbox's filtering proxy.
+            allowed_hosts=self.install_allow_hosts if network else (),
             output_cap_bytes=self.log_cap_bytes,
             env=env,
             read_only=read_only,
@@ -191,7 +216,10 @@ class _Builder:
             f"$ {' '.join(argv)}\n{result.stdout}"
             + (f"\n{result.stderr}" if result.stderr else "")
             + f"\n[{step.summary}]\n"
+            + _egress_line(result.egress)
         )
+        if result.egress is not None:
+            self.egress = result.egress
         if step.ok:
             return True
         self.failure = self._failure_message(name, argv, result)
@@ -254,10 +282,14 @@ def build_project(
     *,
     toolchain_bin: Path | None,
     install_network: bool = True,
+    install_allow_hosts: Sequence[str] | None = None,
     timeout_s: float = 300,
     log_cap_bytes: int = 200_000,
 ) -> BuildResult:
-    """Build the agent's project in `workspace` with `sandbox`; see the module docstring."""
+    """Build the agent's project in `workspace` with `sandbox`; see the module docstring.
+
+    `install_allow_hosts`: the hosts the install step may reach (None:
+    $BENCH_ALLOW_HOSTS_INSTALL, else the npm registry)."""
     start = time.monotonic()
     workspace = Path(workspace).resolve()
     backend = getattr(sandbox, "name", None)
@@ -271,6 +303,9 @@ def build_project(
         sandbox,
         toolchain=toolchain,
         install_network=install_network,
+        install_allow_hosts=(
+            allow_hosts_for("install") if install_allow_hosts is None else install_allow_hosts
+        ),
         timeout_s=timeout_s,
         log_cap_bytes=log_cap_bytes,
     )
@@ -299,6 +334,7 @@ def build_project(
         output_bytes=folder_bytes(served) if served else 0,
         project_dir=str(project.root.relative_to(workspace)),
         sandbox=backend,
+        egress=builder.egress,
     )
     result.message = _message(result, failure, project)
     result.duration_s = time.monotonic() - start

@@ -8,6 +8,7 @@ says so and why, and the bot later scores whatever page it left (maybe none).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ def run_build(
     toolchain_bin: Path | None,
     install_network: bool,
     timeout_s: float,
+    install_allow_hosts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     generation = store.read_record(GENERATION_STAGE, run_id)
     archive = store.run_dir(run_id, GENERATION_STAGE) / ARCHIVE
@@ -44,6 +46,7 @@ def run_build(
         sandbox,
         toolchain_bin=toolchain_bin,
         install_network=install_network,
+        install_allow_hosts=install_allow_hosts,
         timeout_s=timeout_s,
     )
     record = result.to_record()

@@ -277,7 +277,7 @@ class _Measurer:
         if record is None:
             started = time.monotonic()
             target = self.work / "build"
-            copy_tree(
+            stats = copy_tree(
                 self.project,
                 target,
                 CopyLimits(
@@ -288,6 +288,11 @@ class _Measurer:
                     skip_dirs=frozenset({"node_modules", ".git"}),
                 ),
             )
+            if stats.capped or stats.walk_capped:
+                self.report.notes.append(
+                    f"build copy capped: {stats.capped} file(s) left out, the entry page and "
+                    f"the {len(stats.entry_files)} file(s) it loads copied first"
+                )
             bin_dir = toolchain_bin()
             result = build_project(
                 target,
@@ -306,6 +311,23 @@ class _Measurer:
         self.m["build_kind"] = record.get("kind")
         if build_ok is False and record.get("message"):
             self.report.notes.append(f"build failed: {record['message']}")
+        self._entry_point(record)
+
+    def _entry_point(self, record: Mapping[str, Any]) -> None:
+        """No page to serve, no game: such a project gets no quality credit (score.py).
+        A record that does not say (no `entry_point` key) leaves it unknown, not absent."""
+        if "entry_point" not in record:
+            self.m["entry_point"] = self.m["has_entry_point"] = None
+            self.report.unavailable["entry_point"] = "the build record has no entry_point"
+            return
+        entry = record.get("entry_point")
+        found = isinstance(entry, str) and bool(entry)
+        self.m["entry_point"] = entry if found else None
+        self.m["has_entry_point"] = found
+        if not found:
+            why = record.get("message") or "the build found no index.html to serve"
+            self.report.unavailable["entry_point"] = f"no entry point: {why}"
+            self.report.notes.append(f"no quality credit: there is no page to serve ({why})")
 
     def _eslint(self) -> None:
         if not self.sources:

@@ -12,6 +12,9 @@ inputs). A metric that could not be measured (None) costs nothing: the score rat
 was seen, and `unavailable` says what was not. The exception is the build: `build_ok`
 false is a result (the agent's project does not build), not a missing measurement, so it
 costs `build_failed`; the bundle size it could not produce then costs nothing more.
+A project with no entry point (`has_entry_point` false: the build found no page to serve)
+gets no credit at all: `no_entry_point` takes the whole 100. Otherwise an empty folder,
+with nothing to find fault in, would score 80 (only the build penalty).
 The weights are a dataclass so an experiment can pass its own; docs/quality.md lists them.
 """
 
@@ -53,6 +56,8 @@ class ScoreWeights:
     # Everything in one file of at least this many lines: no separation of concerns.
     single_file: float = 5.0
     single_file_min_lines: int = 300
+    # No page to serve: nothing was made that could be played, so no quality credit.
+    no_entry_point: float = 100.0
 
 
 DEFAULT_WEIGHTS = ScoreWeights()
@@ -87,6 +92,9 @@ def quality_breakdown(
         weights.ts_not_compiling if metrics.get("ts_compiles") is False else 0
     )
     penalties["build_ok"] = weights.build_failed if metrics.get("build_ok") is False else 0.0
+    penalties["entry_point"] = (
+        weights.no_entry_point if metrics.get("has_entry_point") is False else 0.0
+    )
     consistency = _number(metrics, "naming_consistency")
     penalties["naming_consistency"] = (
         weights.naming_inconsistency(1.0 - min(1.0, max(0.0, consistency)))

@@ -20,7 +20,11 @@ from bench_pipeline.quality.metrics import measure_quality
 from bench_pipeline.quality.sonar import SonarConfig, sonar_metrics
 from bench_pipeline.quality.transcript import analyze_transcript, events_table
 from bench_pipeline.sandbox.base import Sandbox
-from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_json
+from bench_pipeline.warehouse.artifacts import (
+    ArtifactStore,
+    atomic_write_json,
+    unrepresentable,
+)
 
 STAGE = "quality_metrics"
 EVENTS_FILE = "transcript_events.json"
@@ -67,6 +71,13 @@ def run_quality(
         {f"sonar_{k}": v for k, v in sonar_metrics(source, run_id, sonar).to_record().items()}
     )
     record["experiment"] = generation.get("experiment")
+    # A tool that printed NaN or Infinity in its JSON (Python reads both) gives a number no
+    # record can hold: that metric is null with the reason, the others are kept.
+    unavailable = record.setdefault("unavailable", {})
+    for key, value in list(record.items()):
+        if not isinstance(value, dict | list) and unrepresentable(value) is not None:
+            record[key] = None
+            unavailable[key] = f"the tool reported {value!r}, not a usable number"
     # Nested values (breakdowns, reasons) differ in shape from run to run: stored as JSON
     # text, so the warehouse reads every record with one schema.
     flat = {
@@ -75,3 +86,15 @@ def run_quality(
     }
     store.write_record(STAGE, run_id, flat)
     return {**flat, "run_id": run_id}
+
+
+def record_quality_failure(run_id: str, store: ArtifactStore, message: str) -> dict[str, Any]:
+    """A run the quality stage itself failed on: recorded with no score (NULL, never a
+    made-up 0) and the reason, so the other runs of its chunk go on."""
+    record = {
+        "quality_score": None,
+        "unavailable": json.dumps({"quality_score": message}),
+        "notes": json.dumps([message]),
+    }
+    store.write_record(STAGE, run_id, record)
+    return {**record, "run_id": run_id}

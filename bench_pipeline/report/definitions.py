@@ -94,6 +94,8 @@ QUALITY_WEIGHT_NOTES: dict[str, str] = {
     "magic_numbers": "per magic number (numeric literal other than -1, 0, 1, 2 outside consts)",
     "single_file": "flat, when everything is in one file of at least single_file_min_lines lines",
     "single_file_min_lines": "lines from which a single-file project is penalised",
+    "no_entry_point": "flat, the whole score, when there is no page to play (no index.html, "
+    "dist/index.html or build/index.html): no project, no quality credit",
 }
 
 # The statistics rules, as the analysis applies them (docs/analysis.md has the derivations).

@@ -37,6 +37,11 @@ def sandbox_path(*first: Path | str) -> str:
     return os.pathsep.join(dict.fromkeys(dirs))  # keeps order, drops repeats
 
 
+# A workspace (plus an agent's HOME) may hold this much: a Vite project with node_modules
+# is 100-300 MB; gigabytes are a runaway, not a game.
+DEFAULT_DISK_QUOTA_MB = 1024
+
+
 class SandboxUnavailable(RuntimeError):
     """The back end cannot run here (not installed, no engine); the message says how to fix it."""
 
@@ -46,7 +51,16 @@ class SandboxPolicy:
     """Limits for one sandboxed command. Defaults suit a build step."""
 
     timeout_s: float = 300.0
+    # The program always gets its own network namespace (never the host's). network=True adds
+    # egress through the filtering proxy to `allowed_hosts` only (sandbox/egress.py); the host's
+    # loopback and private networks stay out of reach either way.
     network: bool = False
+    # Hosts the proxy lets through: "host" (ports 80, 443), "host:port", "*.domain".
+    allowed_hosts: Sequence[str] = ()
+    # FOR TESTS ONLY: exact "ip:port" pairs on loopback/private addresses the proxy forwards to
+    # anyway (a throw-away local upstream proves an allowed request goes through without the
+    # internet). Nothing in the pipeline sets it.
+    test_only_local_upstreams: Sequence[str] = ()
     memory_mb: int = 4096
     max_processes: int = 256
     max_file_mb: int = 512
@@ -65,6 +79,22 @@ class SandboxPolicy:
     # CPU cores the program may use (None: no CPU limit). Docker: nano_cpus; bubblewrap: a
     # cgroup CPU quota when the host lets us create cgroups.
     cpus: float | None = None
+    # Total bytes the workspace and `writable` folders may hold on disk (None: no quota).
+    # Past it the run is killed and reported as limit_hit="disk" (see sandbox/disk.py).
+    disk_quota_mb: int | None = field(default_factory=lambda: default_disk_quota_mb())
+
+
+def default_disk_quota_mb() -> int | None:
+    """BENCH_SANDBOX_DISK_MB (0 or "none": no quota), else DEFAULT_DISK_QUOTA_MB."""
+    raw = os.environ.get("BENCH_SANDBOX_DISK_MB", "").strip().lower()
+    if not raw:
+        return DEFAULT_DISK_QUOTA_MB
+    if raw in ("0", "none", "off"):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"BENCH_SANDBOX_DISK_MB must be a number of MiB, not {raw!r}") from None
 
 
 @dataclass
@@ -75,12 +105,15 @@ class SandboxResult:
     duration_s: float
     timed_out: bool = False
     stopped: str | None = None  # the reason returned by the line hook
-    limit_hit: str | None = None  # "processes" | "memory" | "file_size" | "output", best effort
+    # "processes" | "memory" | "file_size" | "output" | "disk", best effort
+    limit_hit: str | None = None
     stdout: str = ""
     stderr: str = ""
     stdout_bytes: int = 0  # everything the program wrote, kept or not
     stderr_bytes: int = 0
     error: str | None = None  # the sandbox could not start the program (not the program's fault)
+    # With network=True: the allow-list, connections made and refused (EgressProxy.report()).
+    egress: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -110,6 +143,7 @@ class SandboxResult:
             "stdout_bytes": self.stdout_bytes,
             "stderr_bytes": self.stderr_bytes,
             "error": self.error,
+            "egress": self.egress,
             "summary": self.summary(),
         }
 

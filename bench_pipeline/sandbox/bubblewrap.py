@@ -3,11 +3,14 @@
 Layers, outermost first (see docs/sandbox.md for why each one):
 
     sh (joins the run's cgroups, when we may create them)
-      bwrap   new mount/pid/net/ipc/uts/cgroup namespaces; / read-only, fresh /tmp,
-              workspace rw; dies with us, and its pid namespace with it
+      bwrap   new mount/pid/net/ipc/uts/cgroup namespaces (always its own network, even
+              when the policy allows egress); / read-only, fresh /tmp, /run and
+              /var/run, host sockets masked, workspace rw; dies with us, and its pid
+              namespace with it
         prlimit   RLIMIT_NPROC / FSIZE / DATA / CORE, hard, for everything below
           setpriv   becomes a uid of its own for this run, no capabilities, no_new_privs
-            the command
+            [bridge.py   with network=True: 127.0.0.1:3128 -> the egress proxy's socket]
+              the command
 
 Running as root, we do not unshare the user namespace: the command must run as a real,
 unprivileged host uid because the kernel never applies RLIMIT_NPROC to uid 0 (nor to
@@ -25,6 +28,7 @@ import random
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -33,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bench_pipeline.sandbox.base import (
+    STANDARD_PATH,
     LineHook,
     Sandbox,
     SandboxPolicy,
@@ -40,7 +45,10 @@ from bench_pipeline.sandbox.base import (
     sandbox_path,
 )
 from bench_pipeline.sandbox.cgroup import CgroupSet
+from bench_pipeline.sandbox.disk import DiskWatch
+from bench_pipeline.sandbox.egress import EgressProxy, proxy_environment
 from bench_pipeline.sandbox.process import run_process
+from bench_pipeline.sandbox.reap import etc_prefix, reap_once
 
 MIB = 1024 * 1024
 # Sandbox uids come from a range no distribution hands out (system and login users live far
@@ -52,6 +60,17 @@ HOME_IN_SANDBOX = "/tmp/home"
 SIGXFSZ_EXIT = 128 + signal.SIGXFSZ
 # bwrap itself, its pid-1 reaper and the cgroup-joining shell count against pids.max.
 WRAPPER_PROCESSES = 3
+# With network=True: where the egress proxy's socket and the bridge appear in the sandbox,
+# and the port of the sandbox's own loopback the bridge listens on.
+EGRESS_DIR_IN_SANDBOX = "/run/bench-egress"
+EGRESS_PORT = 3128
+BRIDGE_SCRIPT = Path(__file__).with_name("bridge.py")
+# Host folders holding sockets (Postgres, MariaDB, D-Bus, Docker, systemd ...): each gets
+# a fresh tmpfs in the sandbox. /tmp (X11, tmux, ...) already is one.
+MASKED_FOLDERS = ("/run", "/var/run")
+# More path sockets than this outside the masked folders is not a host we expect; the rest
+# is still masked by the folders above, so the command line stays bounded.
+MAX_SOCKET_MASKS = 512
 
 # Best-effort signs, in a program's stderr, of a limit being hit when no cgroup counts it.
 _FORK_FAILED = re.compile(
@@ -233,12 +252,20 @@ class BubblewrapSandbox(Sandbox):
         cwd: Path,
         uid: int | None,
         etc_dir: Path | None,
+        egress_dir: Path | None = None,
     ) -> list[str]:
-        """The full bwrap command line for one run (public for tests and debugging)."""
+        """The full bwrap command line for one run (public for tests and debugging).
+
+        `egress_dir` holds the egress proxy's `proxy.sock` and a copy of `bridge.py` when the
+        policy allows the network."""
         cmd = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # /tmp is a fresh tmpfs (sticky, world-writable like a real /tmp) bounded in size:
         # without a cgroup it is the only thing that stops /tmp from eating the host's RAM.
         cmd += ["--size", str(policy.memory_mb * MIB), "--perms", "1777", "--tmpfs", "/tmp"]
+        for folder in MASKED_FOLDERS:
+            # /var/run is usually a symlink to /run: masking /run covers it.
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                cmd += ["--size", str(MIB), "--perms", "0755", "--tmpfs", folder]
         made: set[Path] = set()
         binds = [(Path(p), "--ro-bind") for p in policy.read_only]
         binds += [(Path(p), "--bind") for p in [workspace, *policy.writable]]
@@ -249,14 +276,20 @@ class BubblewrapSandbox(Sandbox):
         if etc_dir is not None:
             for name in ("passwd", "group"):
                 cmd += ["--ro-bind", str(etc_dir / name), f"/etc/{name}"]
-        env = self.environment(policy, uid)
+        env = self.environment(policy, uid, egress=egress_dir is not None)
         if env["HOME"] == HOME_IN_SANDBOX:
             cmd += ["--perms", "0777", "--dir", HOME_IN_SANDBOX]
-        if self.as_root:
-            cmd += list(_NAMESPACES_ROOT)
-            cmd += [] if policy.network else ["--unshare-net"]
-        else:
-            cmd += ["--unshare-all"] + (["--share-net"] if policy.network else [])
+        cmd += _socket_masks([workspace, *policy.writable, *policy.read_only])
+        if egress_dir is not None:
+            cmd += [
+                # bwrap would create the folder 0700, closed to the sandbox uid.
+                "--perms", "0755", "--dir", EGRESS_DIR_IN_SANDBOX,
+                "--bind", str(egress_dir / "proxy.sock"), f"{EGRESS_DIR_IN_SANDBOX}/proxy.sock",
+                "--ro-bind", str(egress_dir / "bridge.py"), f"{EGRESS_DIR_IN_SANDBOX}/bridge.py",
+            ]  # fmt: skip
+        # Always a network namespace of its own, egress or not: the host's loopback services
+        # (Postgres, Redis, the Dagster UI) and its abstract Unix sockets live in the host's.
+        cmd += [*_NAMESPACES_ROOT, "--unshare-net"] if self.as_root else ["--unshare-all"]
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
         for key, value in env.items():
             cmd += ["--setenv", key, value]
@@ -273,6 +306,12 @@ class BubblewrapSandbox(Sandbox):
                 "--bounding-set=-all",
                 "--",
             ]
+        if egress_dir is not None:
+            # Runs as the sandbox uid like the command: it holds no privilege worth taking.
+            cmd += [
+                _bridge_python() or "python3", "-I", "-S", f"{EGRESS_DIR_IN_SANDBOX}/bridge.py",
+                str(EGRESS_PORT), f"{EGRESS_DIR_IN_SANDBOX}/proxy.sock", "--",
+            ]  # fmt: skip
         return cmd + list(argv)
 
     @staticmethod
@@ -302,14 +341,16 @@ class BubblewrapSandbox(Sandbox):
         return [
             "prlimit",
             f"--nproc={nproc}",
-            f"--fsize={policy.max_file_mb * MIB}",
+            f"--fsize={_file_limit_bytes(policy)}",
             f"--data={policy.memory_mb * MIB}",
             "--core=0",
             "--",
         ]
 
     @staticmethod
-    def environment(policy: SandboxPolicy, uid: int | None) -> dict[str, str]:
+    def environment(
+        policy: SandboxPolicy, uid: int | None, *, egress: bool = False
+    ) -> dict[str, str]:
         env = {
             "PATH": sandbox_path(),
             "HOME": HOME_IN_SANDBOX,
@@ -319,6 +360,8 @@ class BubblewrapSandbox(Sandbox):
         if uid is not None:
             env |= {"USER": SANDBOX_USER, "LOGNAME": SANDBOX_USER}
         env |= dict(policy.env)
+        if egress:
+            env |= proxy_environment(f"http://127.0.0.1:{EGRESS_PORT}")
         return env
 
     # ---------------------------------------------------------------- running
@@ -340,6 +383,8 @@ class BubblewrapSandbox(Sandbox):
         if blocked:
             return SandboxResult(self.name, list(argv), None, 0.0, error=blocked)
 
+        if self.as_root:
+            reap_once()  # what a killed pipeline left behind (sandbox/reap.py)
         uid = _allocate_uid() if self.as_root else None
         owner = (os.getuid(), os.getgid())
         cgroups = CgroupSet.create(
@@ -348,8 +393,18 @@ class BubblewrapSandbox(Sandbox):
             cpus=policy.cpus,
             enabled=self.use_cgroups and self.as_root,
         )
-        etc_dir = Path(tempfile.mkdtemp(prefix="bench-sandbox-etc-")) if uid is not None else None
+        # Named after its owner and uid before anything carries that uid (sandbox/reap.py).
+        etc_dir = Path(tempfile.mkdtemp(prefix=etc_prefix(uid))) if uid is not None else None
+        proxy: EgressProxy | None = None
+        # The proxy's socket and the bridge live in the run's root-only /etc folder (the
+        # crash reaper removes it), or in a folder of their own without one.
+        egress_dir: Path | None = None
         try:
+            if policy.network:
+                egress_dir = etc_dir or Path(tempfile.mkdtemp(prefix="bench-egress-"))
+                proxy, problem = _start_egress(policy, egress_dir)
+                if problem:
+                    return SandboxResult(self.name, list(argv), None, 0.0, error=problem)
             if uid is not None:
                 assert etc_dir is not None
                 _write_etc(etc_dir, uid)
@@ -364,18 +419,32 @@ class BubblewrapSandbox(Sandbox):
                     kill_uid(uid, wait_s=0.5)
 
             cmd = cgroups.join_command() + self.command(
-                argv, workspace, policy, cwd=run_cwd, uid=uid, etc_dir=etc_dir
+                argv,
+                workspace,
+                policy,
+                cwd=run_cwd,
+                uid=uid,
+                etc_dir=etc_dir,
+                egress_dir=egress_dir,
             )
-            result = run_process(
-                cmd,
-                backend=self.name,
-                policy=policy,
-                env={"PATH": os.environ.get("PATH", sandbox_path()), "LANG": "C.UTF-8"},
-                on_stdout_line=on_stdout_line,
-                stdout_file=stdout_file,
-                display_argv=argv,
-                extra_kill=sweep,
-            )
+            quota = policy.disk_quota_mb
+            watch = DiskWatch(writable, quota * MIB if quota else 0, stop=sweep)
+            with watch if quota else contextlib.nullcontext():
+                result = run_process(
+                    cmd,
+                    backend=self.name,
+                    policy=policy,
+                    env={"PATH": os.environ.get("PATH", sandbox_path()), "LANG": "C.UTF-8"},
+                    on_stdout_line=on_stdout_line,
+                    stdout_file=stdout_file,
+                    display_argv=argv,
+                    extra_kill=sweep,
+                )
+            if quota and watch.tripped:
+                # Whatever the program did after the kill (SIGXFSZ, ENOSPC messages), the
+                # disk quota is why it stopped.
+                result.limit_hit, result.exit_code = "disk", None
+                result.stderr = f"{result.stderr}\nsandbox: {watch.message()}".lstrip("\n")
             # Nothing of the run may outlive it (and nothing may still write while we hand the
             # files back): by cgroup (which a process cannot leave: its files are root's and
             # /sys is read-only), and by uid, which no detaching trick changes either. Waiting
@@ -389,8 +458,15 @@ class BubblewrapSandbox(Sandbox):
             result.limit_hit = result.limit_hit or self._limit_hit(result, cgroups)
             if result.exit_code == 125 and "sandbox: cannot join cgroup" in result.stderr:
                 result.error = "could not move the command into its cgroup"
+            if proxy is not None:
+                proxy.close()
+                result.egress = proxy.report()
             return result
         finally:
+            if proxy is not None:
+                proxy.close()
+            if egress_dir is not None and egress_dir != etc_dir:
+                shutil.rmtree(egress_dir, ignore_errors=True)
             cgroups.remove()
             if uid is not None:
                 for folder in writable:
@@ -435,6 +511,15 @@ class BubblewrapSandbox(Sandbox):
         return None
 
 
+def _file_limit_bytes(policy: SandboxPolicy) -> int:
+    """RLIMIT_FSIZE: no single file may outgrow the disk quota either, so a quota overrun
+    is bounded by what can be written between two polls of the disk watch."""
+    limit = policy.max_file_mb * MIB
+    if policy.disk_quota_mb:
+        limit = min(limit, policy.disk_quota_mb * MIB)
+    return limit
+
+
 def _resolved(policy: SandboxPolicy) -> SandboxPolicy:
     """The policy with absolute, symlink-free paths (bind mounts need real paths)."""
     from dataclasses import replace
@@ -444,6 +529,72 @@ def _resolved(policy: SandboxPolicy) -> SandboxPolicy:
         read_only=tuple(Path(p).resolve() for p in policy.read_only),
         writable=tuple(Path(p).resolve() for p in policy.writable),
     )
+
+
+def _bridge_python() -> str | None:
+    """The host's python3 from the standard folders: visible in the sandbox (the venv's may
+    live under a folder the sandbox uid cannot enter, e.g. /root/.pyenv)."""
+    return shutil.which("python3", path=os.pathsep.join(STANDARD_PATH))
+
+
+def _start_egress(policy: SandboxPolicy, folder: Path) -> tuple[EgressProxy | None, str | None]:
+    """The run's egress proxy, listening in `folder` (root-only: no other host user reaches
+    the socket) next to a copy of the bridge: (proxy, None), or (None, why not)."""
+    if _bridge_python() is None:
+        return None, "network needs python3 in /usr/bin (the sandbox's egress bridge)"
+    try:
+        proxy = EgressProxy(
+            policy.allowed_hosts, test_only_local_upstreams=policy.test_only_local_upstreams
+        )
+    except ValueError as exc:
+        return None, str(exc)
+    try:
+        shutil.copyfile(BRIDGE_SCRIPT, folder / "bridge.py")
+        (folder / "bridge.py").chmod(0o644)
+        proxy.start(folder / "proxy.sock")
+    except OSError as exc:
+        return None, f"could not start the egress proxy: {exc}"
+    return proxy, None
+
+
+def _host_sockets() -> list[str]:
+    """Paths of the host's bound Unix sockets (this network namespace's /proc/net/unix)."""
+    try:
+        lines = Path("/proc/net/unix").read_text(errors="replace").splitlines()[1:]
+    except OSError:
+        return []
+    paths = []
+    for line in lines:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8 and fields[7].startswith("/"):
+            paths.append(fields[7])
+    return sorted(set(paths))
+
+
+def _socket_masks(bound: Sequence[Path]) -> list[str]:
+    """bwrap arguments putting /dev/null over every host socket the sandbox would still see.
+
+    /run, /var/run and /tmp are fresh tmpfs inside, so only sockets elsewhere (a MariaDB
+    socket under /var/lib, one in /work), or under /tmp inside a folder bound back in, are
+    left; /dev/null over one makes connect() fail (ECONNREFUSED). Only sockets that exist now
+    are known: a socket created later elsewhere than those folders is not masked.
+    """
+    tmpfs = [Path("/tmp"), *(Path(f).resolve() for f in MASKED_FOLDERS)]
+    args: list[str] = []
+    for raw in _host_sockets():
+        try:
+            path = Path(os.path.realpath(raw))
+            if not stat.S_ISSOCK(path.lstat().st_mode):
+                continue
+        except OSError:
+            continue  # deleted since it was bound
+        hidden = any(_under(path, folder) for folder in tmpfs)
+        if hidden and not any(_under(path, Path(b)) for b in bound):
+            continue
+        args += ["--ro-bind", "/dev/null", str(path)]
+        if len(args) >= 3 * MAX_SOCKET_MASKS:
+            break
+    return args
 
 
 def _write_etc(etc_dir: Path, uid: int) -> None:

@@ -99,7 +99,11 @@ class CgroupSet:
         mounts, own = _v1_mounts(), _own_cgroups()
         if "pids" not in mounts:
             return cls(unavailable="no cgroup v1 pids hierarchy mounted")
-        name = f"bench-sandbox-{os.getpid()}-{next(_counter)}-{time.monotonic_ns() % 10**9}"
+        # The owner (pid and start time) in the name lets the next start reap it after a
+        # crash without touching a live pipeline's cgroups (sandbox/reap.py).
+        from bench_pipeline.sandbox.reap import owner_tag
+
+        name = f"bench-sandbox-{owner_tag()}-{next(_counter)}-{time.monotonic_ns() % 10**9}"
         made = cls()
         for controller in CONTROLLERS:
             if controller not in mounts or (controller == "cpu" and not cpus):

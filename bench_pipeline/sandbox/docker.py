@@ -3,8 +3,13 @@
 Unlike bubblewrap, the container does not see the host filesystem at all: its root is the
 image (read-only), the workspace is mounted at /workspace, policy.read_only folders at their
 host paths (read-only) and policy.writable ones at their host paths (read-write). Limits
-are the engine's cgroups (memory, pids, CPU) plus an RLIMIT_FSIZE ulimit; the network is
-the engine's "none" network unless the policy allows it.
+are the engine's cgroups (memory, pids, CPU) plus an RLIMIT_FSIZE ulimit.
+
+The network is always the engine's "none" network (a loopback of the container's own). A
+policy asking for egress is refused with a readable `SandboxResult.error` rather than given
+the engine's bridge network: that network reaches the host through its gateway address
+(Postgres or the Dagster UI listening on 0.0.0.0), and the filtering egress proxy is wired
+into the bubblewrap back end only (see docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from bench_pipeline.sandbox.base import (
     SandboxPolicy,
     SandboxResult,
 )
+from bench_pipeline.sandbox.disk import DiskWatch
 from bench_pipeline.sandbox.process import STUCK_AFTER_KILL_S, OutputCollector
 
 DEFAULT_IMAGE = "node:20-bookworm-slim"
@@ -31,6 +37,10 @@ WORKSPACE_IN_CONTAINER = "/workspace"
 MIB = 1024 * 1024
 SIGXFSZ_EXIT = 128 + 25
 _END = object()  # the attach stream is over
+NO_EGRESS = (
+    "the docker back end gives no network (no egress proxy there); run steps that need "
+    "the network with BENCH_SANDBOX=bubblewrap, or build with install_network=False"
+)
 
 
 class DockerSandbox(Sandbox):
@@ -98,7 +108,9 @@ class DockerSandbox(Sandbox):
             "command": list(argv),
             "working_dir": working_dir,
             "environment": env,
-            "network_disabled": not policy.network,
+            # Never a network of the engine's: see the module docstring.
+            "network_disabled": True,
+            "network_mode": "none",
             "mem_limit": f"{policy.memory_mb}m",
             "memswap_limit": f"{policy.memory_mb}m",  # no swap beyond the memory limit
             "pids_limit": policy.max_processes,
@@ -134,6 +146,8 @@ class DockerSandbox(Sandbox):
     ) -> SandboxResult:
         workspace, run_cwd = self._prepare(workspace, cwd)
         shown = list(argv)
+        if policy.network:
+            return SandboxResult(self.name, shown, None, 0.0, error=NO_EGRESS)
         client = self._docker_client()
         start = time.monotonic()
         problem = self._ensure_image(client)
@@ -154,7 +168,21 @@ class DockerSandbox(Sandbox):
                 )
                 return collector.fill(result)
             # The clock starts with the container, not with the image pull.
-            return self._follow(container, collector, policy, shown, time.monotonic())
+            if not policy.disk_quota_mb:
+                return self._follow(container, collector, policy, shown, time.monotonic())
+            running = container
+
+            def stop() -> None:
+                with contextlib.suppress(Exception):  # already gone: nothing to stop
+                    running.kill()
+
+            quota = policy.disk_quota_mb * 1024 * 1024
+            with DiskWatch([workspace, *policy.writable], quota, stop=stop) as watch:
+                result = self._follow(container, collector, policy, shown, time.monotonic())
+            if watch.tripped:  # the same disk quota as bubblewrap (sandbox/disk.py)
+                result.limit_hit, result.exit_code = "disk", None
+                result.stderr = f"{result.stderr}\nsandbox: {watch.message()}".lstrip("\n")
+            return result
         finally:
             collector.finish()
             if container is not None:

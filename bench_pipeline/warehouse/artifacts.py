@@ -15,6 +15,7 @@ Layout under the root:
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tempfile
@@ -24,6 +25,38 @@ from pathlib import Path
 from typing import Any
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
+# The warehouse reads integers as BIGINT: a bigger one would silently become NULL there.
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class RecordError(ValueError):
+    """A record holds a value no warehouse row can: a NaN or infinite float, an integer
+    beyond 64 bits. The message names the run, the record's path and the field."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def unrepresentable(value: Any, where: str = "") -> tuple[str, Any] | None:
+    """(field path, value) of the first number in `value` a record cannot hold, else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (where, value)
+    if isinstance(value, int):
+        return None if _INT64[0] <= value <= _INT64[1] else (where, value)
+    if isinstance(value, Mapping):
+        items: Iterator[tuple[Any, Any]] = iter(value.items())
+    elif isinstance(value, list | tuple):
+        items = iter(enumerate(value))
+    else:
+        return None
+    for key, item in items:
+        found = unrepresentable(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def _check_name(kind: str, name: str) -> str:
@@ -99,11 +132,30 @@ class ArtifactStore:
 
     def designs(self) -> Iterator[dict[str, Any]]:
         for path in sorted((self.root / "designs").glob("*.json")):
-            yield json.loads(path.read_text())
+            # A design is no one run's record: a bad one is named, not quarantined (every
+            # run of the experiment hangs on it); `bench run` writes it again.
+            try:
+                design = json.loads(path.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise ValueError(f"design file {path} cannot be read: {err}") from None
+            yield design
 
     def write_record(self, stage: str, run_id: str, record: Mapping[str, Any]) -> Path:
-        """One warehouse row for (stage, run). Replaces the previous one atomically."""
+        """One warehouse row for (stage, run). Replaces the previous one atomically.
+
+        Raises RecordError (nothing written, the previous record kept) for a NaN or an
+        infinite float, or an integer beyond 64 bits: the stage turns that into the run's
+        error record instead of storing a value the warehouse would read as NULL or refuse.
+        """
         path = self.record_path(stage, run_id)
+        found = unrepresentable(dict(record))
+        if found is not None:
+            field, value = found
+            raise RecordError(
+                f"run {run_id}: record {path}: {field} is {value!r}, which a record cannot "
+                "hold (not finite, or beyond 64 bits)",
+                field,
+            )
         atomic_write_json(path, {**record, "run_id": run_id})
         return path
 

@@ -11,12 +11,18 @@ import pytest
 
 from bench_pipeline.agents import adapter_for
 from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
-from bench_pipeline.agents.stage import ARCHIVE, STAGE, extract_workspace, run_generation
+from bench_pipeline.agents.stage import (
+    ARCHIVE,
+    STAGE,
+    extract_workspace,
+    record_failure,
+    run_generation,
+)
 from bench_pipeline.agents.transcripts import ClaudeStreamMeter
 from bench_pipeline.design.axes import default_config
 from bench_pipeline.sandbox import get_sandbox
 from bench_pipeline.sandbox.base import Sandbox
-from bench_pipeline.warehouse.artifacts import ArtifactStore
+from bench_pipeline.warehouse.artifacts import ArtifactStore, RecordError
 
 
 def spec(run_id: str = "t.c1.r0", **axes: Any) -> dict[str, Any]:
@@ -264,3 +270,113 @@ def test_only_a_busy_provider_makes_a_run_worth_retrying(
     if retryable:
         kept = store.run_dir("t.c1.r0", "attempts") / "1"
         assert json.loads((kept / "record.json").read_text())["message"] == message
+
+
+class _Reporting(AgentAdapter):
+    """An adapter that reports whatever numbers it is given (as a broken CLI meter might)."""
+
+    name = "reporting"
+
+    def __init__(self, **numbers: Any) -> None:
+        self.numbers = numbers
+
+    def run(self, task: AgentTask, sandbox: Sandbox) -> AgentOutcome:
+        (task.workspace / "index.html").write_text("<canvas></canvas>")
+        outcome = AgentOutcome(status="completed", message="done")
+        for key, value in self.numbers.items():
+            if hasattr(outcome.usage, key):
+                setattr(outcome.usage, key, value)
+            else:
+                setattr(outcome, key, value)
+        return outcome
+
+
+@pytest.mark.parametrize(
+    ("numbers", "problem"),
+    [
+        ({"input_tokens": 10**30}, "input_tokens is 1000000000000000000000000000000, outside"),
+        ({"duration_s": float("inf")}, "duration_s is inf, not a finite number"),
+        ({"cost_usd": float("nan")}, "cost_usd is nan, not a finite number"),
+        ({"cost_usd": -1.0}, "cost_usd is -1.0, outside the sane range"),
+    ],
+)
+def test_absurd_agent_numbers_make_an_error_run_naming_the_transcript(
+    store: ArtifactStore, sandbox: Sandbox, numbers: dict[str, Any], problem: str
+) -> None:
+    record = run_generation(spec(), store, lambda h: _Reporting(**numbers), sandbox).record
+    assert record["status"] == "error"
+    transcript = store.run_dir("t.c1.r0", STAGE) / "transcript.jsonl"
+    assert record["message"].startswith(f"run t.c1.r0: transcript {transcript}: ")
+    assert problem in record["message"]
+    assert (record["input_tokens"], record["cost_usd"], record["duration_s"]) == (0, None, 0.0)
+    # What is on disk is the same, finite record.
+    assert store.read_record(STAGE, "t.c1.r0") == record
+
+
+def test_the_record_writer_refuses_numbers_no_row_can_hold(store: ArtifactStore) -> None:
+    for value, shown in ((float("inf"), "inf"), (float("nan"), "nan"), (2**70, str(2**70))):
+        with pytest.raises(RecordError) as caught:
+            store.write_record(STAGE, "t.c1.r0", {"nested": {"duration_s": [1, value]}})
+        path = store.record_path(STAGE, "t.c1.r0")
+        assert str(caught.value) == (
+            f"run t.c1.r0: record {path}: nested.duration_s.1 is {shown}, which a record "
+            "cannot hold (not finite, or beyond 64 bits)"
+        )
+        assert not path.exists()
+
+
+def test_a_stage_failure_still_records_the_run_as_an_error(store: ArtifactStore) -> None:
+    record = record_failure(spec(), store, "run t.c1.r0: agent_generation failed: OSError: x")
+    assert store.read_record(STAGE, "t.c1.r0") == record
+    assert record["status"] == "error" and record["message"].endswith("OSError: x")
+    archive = store.run_dir("t.c1.r0", STAGE) / ARCHIVE
+    with tarfile.open(archive) as tar:
+        assert tar.getnames() == []  # an empty workspace: later stages build nothing
+
+
+class _Broken(AgentAdapter):
+    """An adapter bug the stage cannot catch around `run`: it returns no outcome at all."""
+
+    name = "broken"
+
+    def run(self, task: AgentTask, sandbox: Sandbox) -> AgentOutcome:
+        return None  # type: ignore[return-value]
+
+
+@pytest.mark.slow
+def test_one_broken_run_does_not_fail_the_others_of_its_chunk(
+    instance: Any, resources: dict[str, Any], data_dir: Path
+) -> None:
+    import dagster as dg
+
+    from assets.generation import agent_generation
+    from bench_pipeline.definitions import ALL_ASSETS
+    from bench_pipeline.runner import RANGE_END, RANGE_START
+    from resources import AgentResource
+    from tests.dagster.test_generation_and_build_assets import design
+
+    keys = design(instance, resources)
+    broken = keys[1]
+
+    class _OneBroken(AgentResource):
+        def adapter(self, harness: str, run_id: str) -> AgentAdapter:
+            return _Broken() if run_id == broken else super().adapter(harness, run_id)
+
+    result = dg.materialize(
+        ALL_ASSETS,
+        selection=[agent_generation],
+        instance=instance,
+        resources={**resources, "agent": _OneBroken()},
+        tags={RANGE_START: keys[0], RANGE_END: keys[-1]},
+        raise_on_error=False,
+    )
+    assert result.success
+    store = ArtifactStore(data_dir / "artifacts")
+    for key in keys:
+        record = store.read_record(STAGE, key)
+        assert record is not None and (store.run_dir(key, STAGE) / ARCHIVE).is_file()
+        if key == broken:
+            assert record["status"] == "error"
+            assert record["message"].startswith(f"run {key}: agent_generation failed: ")
+        else:
+            assert record["status"] == "completed", record["message"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -343,3 +344,46 @@ def test_normalized_events_of_garbage_and_long_text() -> None:
     assert [e.kind for e in events] == ["garbage", "assistant_text", "unknown"]
     assert len(events[1].text) == 500 and events[1].text.endswith("…")
     assert [e.index for e in events] == [0, 1, 2]
+
+
+def test_absurd_numbers_are_recorded_not_counted() -> None:
+    """1e30 tokens, negative or NaN counts, a negative cost: each is named with its line and
+    counts nothing, so the running totals stay finite while the agent streams."""
+    lines = [
+        '{"type": "assistant", "session_id": "s", "message": {"id": "a", "content": [], '
+        '"usage": {"input_tokens": 1e30, "output_tokens": 10}}}',
+        '{"type": "assistant", "session_id": "s", "message": {"id": "b", "content": [], '
+        '"usage": {"input_tokens": -3, "output_tokens": NaN}}}',
+        '{"type": "result", "subtype": "success", "session_id": "s", "num_turns": 1e12, '
+        '"total_cost_usd": -2.5, "usage": {"input_tokens": 7, "output_tokens": "NaN"}}',
+    ]
+    meter = meter_lines(lines)
+    assert meter.invalid_numbers == [
+        "line 1: input_tokens is 1e+30, outside the sane range 0 to 1e+11",
+        "line 2: input_tokens is -3, outside the sane range 0 to 1e+11",
+        "line 2: output_tokens is nan, not a finite number",
+        "line 3: total_cost_usd is -2.5, outside the sane range 0 to 100000",
+        "line 3: num_turns is 1000000000000.0, outside the sane range 0 to 1e+06",
+        "line 3: output_tokens must be an integer, got 'NaN'",
+    ]
+    usage = meter.usage(Prices(3.0, 15.0))
+    # The result event's totals win, with its unusable count as 0.
+    assert (usage.input_tokens, usage.output_tokens, usage.turns) == (7, 0, 0)
+    assert usage.cost_usd is not None and math.isfinite(usage.cost_usd)
+    assert meter.summary()["invalid_numbers"] == meter.invalid_numbers
+
+
+def test_codex_absurd_numbers_are_recorded() -> None:
+    meter = meter_lines(
+        [
+            '{"type": "thread.started", "thread_id": "t"}',
+            '{"type": "turn.completed", "usage": {"input_tokens": 1e30, "output_tokens": 5}}',
+        ]
+    )
+    assert isinstance(meter, CodexJsonMeter)
+    meter.feed_session_totals({"input_tokens": float("inf")})
+    assert meter.invalid_numbers == [
+        "line 2: input_tokens is 1e+30, outside the sane range 0 to 1e+11",
+        "Codex session log: input_tokens is inf, not a finite number",
+    ]
+    assert meter.usage().input_tokens == 0

@@ -86,3 +86,45 @@ def test_a_run_without_a_build_record_fails_clearly(
             config=BotEvaluationConfig(endurance_seconds=5),
             artifact_store=resources["artifact_store"],
         )
+
+
+def test_a_run_that_crashes_the_bot_does_not_cost_the_others_their_verdicts(
+    instance: dg.DagsterInstance,
+    store: ArtifactStore,
+    resources: dict,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One game that makes the bot raise fails the step naming that run; the step's other
+    runs are still evaluated and recorded (no chunk-wide loss)."""
+    import assets.evaluation.assets as evaluation_assets
+    from assets.evaluation.assets import BotEvaluationConfig
+    from bench_pipeline.bot.record import no_page_evaluation
+
+    keys = ["smoke.ccrash.r0", "smoke.cfine.r0"]
+    instance.add_dynamic_partitions(run_partitions.name, keys)
+    crashing, fine = (store.root / "games" / name for name in ("crash", "fine"))
+    for run_id, folder in zip(keys, (crashing, fine), strict=True):
+        folder.mkdir(parents=True)
+        (folder / "index.html").write_text("<canvas></canvas>")
+        store.write_record("sandboxed_build", run_id, {"build_ok": True, "served_dir": str(folder)})
+
+    def evaluate(target: str, endurance_s: float, evidence: object) -> object:
+        if target == str(crashing):
+            raise RuntimeError("Target page, context or browser has been closed")
+        return no_page_evaluation(target, "stand-in verdicts for the other run")
+
+    monkeypatch.setattr(evaluation_assets, "evaluate", evaluate)
+    context = dg.build_asset_context(
+        partition_key_range=dg.PartitionKeyRange(keys[0], keys[1]), instance=instance
+    )
+    with pytest.raises(dg.Failure) as failure:
+        bot_evaluation(
+            context=context,
+            config=BotEvaluationConfig(endurance_seconds=5),
+            artifact_store=resources["artifact_store"],
+        )
+    assert "run smoke.ccrash.r0: RuntimeError" in (failure.value.description or "")
+    assert "1 other run(s)" in (failure.value.description or "")
+    assert store.read_record("bot_evaluation", "smoke.ccrash.r0") is None
+    recorded = store.read_record("bot_evaluation", "smoke.cfine.r0")
+    assert recorded is not None and set(recorded["tests"]) == set(TEST_IDS)

@@ -156,11 +156,27 @@ def test_warehouse_and_effects_marts_materialize_with_passing_checks(
     assert query(db, "select count(*) from fct_runs")[1] == [(runs,)]
 
 
+def _every_table(db: Path) -> dict[str, list[tuple]]:
+    """Every table and view of the warehouse, its rows sorted: what a reader sees."""
+    _, names = query(db, "select table_name from information_schema.tables order by 1")
+    return {name: sorted(query(db, f'select * from "{name}"')[1], key=repr) for (name,) in names}
+
+
 @pytest.mark.slow
-def test_a_failing_blocking_check_keeps_bad_rows_out_of_the_marts(
-    store: ArtifactStore, resources: dict, instance: dg.DagsterInstance
+def test_a_failing_blocking_check_keeps_the_old_warehouse_live(
+    store: ArtifactStore, resources: dict, instance: dg.DagsterInstance, data_dir: Path
 ) -> None:
+    """A blocking test runs on the new copy before the swap (as `dbt build` does): when it
+    fails, readers keep the old warehouse, every table of it, marts built from fct_runs
+    and the effects analysis included, byte for byte."""
     fill_store(store)
+    first = dg.materialize([warehouse, effects_analysis], instance=instance, resources=resources)
+    assert first.success
+    db = data_dir / "warehouse.duckdb"
+    before_bytes = db.read_bytes()
+    before = _every_table(db)
+    assert before["mart_leaderboard_models"] and before["mart_main_effects"]
+
     # A design that lists a cell twice makes every run of that cell appear twice.
     design = store.read_design("demo")
     store.save_design({**design, "cells": [*design["cells"], design["cells"][0]]})
@@ -174,12 +190,43 @@ def test_a_failing_blocking_check_keeps_bad_rows_out_of_the_marts(
         resources=resources,
         raise_on_error=False,
     )
+    assert not result.success
     failed = {
         (c.asset_key.to_user_string(), c.check_name)
         for c in result.get_asset_check_evaluations()
         if not c.passed
     }
-    assert ("fct_runs", "unique_run_id") in failed  # blocking
-    assert ("fct_runs", "accepted_range_gameplay_score") in failed  # a warning
-    done = {m.asset_key.to_user_string() for m in result.get_asset_materialization_events()}
-    assert "fct_runs" in done and "mart_main_effects" not in done
+    assert ("fct_runs", "unique_run_id") in failed  # blocking: it stopped the swap
+    assert ("fct_runs", "accepted_range_gameplay_score") in failed  # a warning, reported too
+    assert not result.get_asset_materialization_events()  # nothing went live
+    # The step's error names the test and shows failing rows.
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = failure.step_failure_data.error.message
+    assert "fct_runs.unique_run_id" in message and '"n_rows": 2' in message
+    assert "old one stays live" in message
+
+    # What readers see is the old warehouse, unchanged: the file and every table in it.
+    assert db.read_bytes() == before_bytes
+    assert _every_table(db) == before
+    assert not [p for p in db.parent.iterdir() if "building" in p.name]
+
+
+@pytest.mark.slow
+def test_a_corrupt_record_is_quarantined_and_named_in_the_metadata(
+    store: ArtifactStore, resources: dict, instance: dg.DagsterInstance, data_dir: Path
+) -> None:
+    runs = fill_store(store)
+    victim = sorted(p.stem for p in (store.root / "records" / "quality_metrics").glob("*.json"))[0]
+    store.record_path("quality_metrics", victim).write_text("{not json")
+    result = dg.materialize([warehouse], instance=instance, resources=resources)
+    assert result.success
+    sources = result.asset_materializations_for_node("warehouse")
+    meta = next(m for m in sources if m.asset_key == SOURCES).metadata
+    assert meta["quarantined_count"].value == 1
+    table = str(meta["quarantined"].value)
+    assert victim in table and "quality_metrics" in table and "bad JSON" in table
+    # The other runs loaded; this one is in fct_runs without its quality score.
+    db = data_dir / "warehouse.duckdb"
+    assert query(db, "select count(*), count(quality_score) from fct_runs")[1] == [(runs, runs - 1)]
+    assert not store.record_path("quality_metrics", victim).exists()
+    assert list((store.root / "quarantine" / "quality_metrics").glob(f"{victim}.*.reason.json"))

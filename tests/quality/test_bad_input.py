@@ -31,6 +31,12 @@ def test_empty_folder(tmp_path: Path, sandbox: Sandbox) -> None:
     data = check_contract(measure_quality(tmp_path, sandbox))
     assert data["file_count"] == 0
     assert data["build_ok"] is False
+    # Nothing to find fault in is not clean code: no page to serve, no quality credit.
+    assert data["quality_score"] == 0.0
+    assert data["has_entry_point"] is False and data["entry_point"] is None
+    assert data["unavailable"]["entry_point"].startswith("no entry point: ")
+    assert data["quality_breakdown"]["entry_point"] == 100.0
+    assert any(note.startswith("no quality credit") for note in data["notes"])
     assert data["eslint_errors"] is None
     assert "no JavaScript" in data["unavailable"]["eslint_errors"]
     assert data["html_errors"] is None and data["bundle_bytes"] is None
@@ -81,6 +87,34 @@ def test_three_thousand_tiny_files_are_capped(tmp_path: Path, sandbox: Sandbox) 
     assert data["files_skipped"]["capped"] > 0
     assert data["file_count"] <= 1000
     assert any("cap" in note for note in data["notes"])
+
+
+def test_ten_thousand_files_keep_the_entry_page(tmp_path: Path, sandbox: Sandbox) -> None:
+    """10,000 files that sort before index.html: both copy caps (the analysis copy and the
+    CLI's own build copy) used to fill up before reaching the page, which was then measured
+    as a failed build without one."""
+    (tmp_path / "index.html").write_text(
+        "<!doctype html><html lang=en><head><title>t</title>"
+        '<link rel="stylesheet" href="zz/style.css"></head>'
+        '<body><script type="module" src="zz/main.js"></script></body></html>\n'
+    )
+    (tmp_path / "zz").mkdir()
+    (tmp_path / "zz" / "main.js").write_text('import { board } from "./board.js";\nboard();\n')
+    (tmp_path / "zz" / "board.js").write_text("export function board() {\n  return 1;\n}\n")
+    (tmp_path / "zz" / "style.css").write_text("body { margin: 0; }\n")
+    for i in range(10_000):
+        (tmp_path / f"asset-{i:05d}.json").write_text(f'{{"n": {i}}}\n')
+    data = check_contract(measure_quality(tmp_path, sandbox))
+    assert data["build_ok"] is True, data["notes"]
+    assert data["has_entry_point"] is True and data["entry_point"] == "index.html"
+    assert data["files_skipped"]["capped"] > 9000  # the cap was hit, and said so
+    assert data["files_skipped"]["entry_files"] == 4
+    assert any("copied first" in note for note in data["notes"])
+    assert any(note.startswith("build copy capped") for note in data["notes"])
+    assert data["html_errors"] is not None  # the page itself was measured
+    assert data["file_count"] == 2 and data["eslint_errors"] is not None
+    assert data["quality_breakdown"]["build_ok"] == 0.0
+    assert data["quality_score"] > 50
 
 
 def test_no_javascript_at_all(tmp_path: Path, sandbox: Sandbox) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench_pipeline.quality import CONTRACT_KEYS, QualityReport, measure_quality
+from bench_pipeline.quality.files import CopyLimits, copy_tree, entry_files
 from bench_pipeline.sandbox import Sandbox
 from tests.quality.conftest import make_game
 
@@ -121,3 +122,43 @@ def test_symlink_to_a_host_file_is_not_followed(tmp_path: Path, sandbox: Sandbox
     report = measure_quality(project, sandbox)
     assert report.metrics["files_skipped"]["symlinks"] == 1
     assert report.metrics["file_count"] == 9
+
+
+def test_the_copy_cap_never_drops_the_entry_page_or_what_it_loads(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src" / "lib").mkdir(parents=True)
+    (project / "index.html").write_text(
+        '<link rel="stylesheet" href="/src/style.css"><script type="module" '
+        'src="./src/main.js?v=2"></script><script src="https://cdn.example/x.js"></script>'
+    )
+    (project / "src" / "main.js").write_text(
+        'import { a } from "./lib/a.js";\nconst b = await import("./lib/b");\n'
+        'import "../../outside.js";\n'
+    )
+    (project / "src" / "lib" / "a.ts").write_text("export const a = 1;\n")  # .js -> .ts
+    (project / "src" / "lib" / "b.js").write_text("export default 2;\n")
+    (project / "src" / "style.css").write_text("body {}\n")
+    (project / "package.json").write_text("{}")
+    for i in range(50):
+        (project / f"aaa-{i:02d}.js").write_text(f"export const v{i} = {i};\n")
+    # A link on the way must not be followed, even when the page names it.
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "key.js").write_text("SECRET")
+    (project / "linked").symlink_to(tmp_path / "secret")
+    (project / "index.html").write_text(
+        (project / "index.html").read_text() + '<script src="linked/key.js"></script>'
+    )
+    assert entry_files(project) == [
+        "index.html",
+        "package.json",
+        "src/style.css",
+        "src/main.js",
+        "src/lib/a.ts",
+        "src/lib/b.js",
+    ]
+    stats = copy_tree(project, tmp_path / "copy", CopyLimits(max_files=10))
+    assert stats.entry_files == entry_files(project)
+    assert set(entry_files(project)) <= set(stats.copied)
+    assert len(stats.copied) == 10 and stats.capped == 46
+    assert any("copied first" in note for note in stats.notes())
+    assert not (tmp_path / "copy" / "linked").exists()

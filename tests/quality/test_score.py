@@ -50,6 +50,7 @@ def random_metrics(rng: random.Random) -> dict[str, Any]:
     metrics["ts_compiles"] = rng.choice([None, True, False])
     metrics["build_ok"] = rng.choice([None, True, False])
     metrics["single_file"] = rng.choice([None, True, False])
+    metrics["has_entry_point"] = rng.choice([None, True, True, False])
     return metrics
 
 
@@ -106,11 +107,13 @@ def test_score_is_monotone_in_every_bad_metric() -> None:
     for _ in range(3000):
         metrics = random_metrics(rng)
         before = quality_score(metrics)
-        key = rng.choice([*WORSE_WHEN_LARGER, "naming_consistency", "ts_compiles", "build_ok"])
+        key = rng.choice(
+            [*WORSE_WHEN_LARGER, "naming_consistency", "ts_compiles", "build_ok", "has_entry_point"]
+        )
         worse = dict(metrics)
         if key == "naming_consistency":
             worse[key] = rng.uniform(0, metrics[key]) if metrics[key] is not None else None
-        elif key in ("ts_compiles", "build_ok"):
+        elif key in ("ts_compiles", "build_ok", "has_entry_point"):
             worse[key] = False if metrics[key] is not None else None
         else:
             current = metrics[key]
@@ -126,3 +129,13 @@ def test_single_file_is_monotone_too() -> None:
     for _ in range(500):
         metrics = random_metrics(rng) | {"single_file": False}
         assert quality_score(metrics | {"single_file": True}) <= quality_score(metrics)
+
+
+def test_no_entry_point_means_no_credit() -> None:
+    """A project with no page to serve scores 0 however little there was to find fault in;
+    an unknown entry point (None: not measured) costs nothing."""
+    assert quality_score(PERFECT | {"has_entry_point": False}) == 0.0
+    assert quality_score({"has_entry_point": False, "build_ok": False}) == 0.0
+    assert quality_breakdown({"has_entry_point": False})["entry_point"] == 100.0
+    assert quality_score(PERFECT | {"has_entry_point": None}) == 100.0
+    assert quality_score(PERFECT | {"has_entry_point": True}) == 100.0

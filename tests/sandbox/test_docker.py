@@ -112,9 +112,25 @@ def test_container_is_configured_from_the_policy(workspace: Path, tmp_path: Path
     limits = {u["Name"]: u["Hard"] for u in created["ulimits"]}
     assert limits["fsize"] == policy.max_file_mb * 1024 * 1024
     assert client.container.removed
-    networked, client2 = fake(FakeContainer([]))
-    networked.run(["true"], workspace, SandboxPolicy(network=True))
-    assert client2.created["network_disabled"] is False
+    assert created["network_mode"] == "none"
+
+
+def test_structure_only_no_engine_network_even_when_the_policy_allows_it(
+    workspace: Path,
+) -> None:
+    """Structure-level (no docker engine on the CI host): a policy asking for egress is not
+    given the engine's bridge network, which reaches the host's services through its gateway;
+    no container is even created, and the result says why in one line."""
+    networked, client = fake(FakeContainer([]))
+    result = networked.run(
+        ["npm", "install"], workspace, SandboxPolicy(network=True, allowed_hosts=("x.org",))
+    )
+    assert client.created == {}  # no container was made
+    assert result.error is not None and "no network" in result.error
+    assert "BENCH_SANDBOX=bubblewrap" in result.error
+    assert result.exit_code is None and not result.ok
+    config = networked.container_config(["true"], workspace, SandboxPolicy(), workspace)
+    assert config["network_mode"] == "none" and config["network_disabled"] is True
 
 
 def test_output_is_streamed_with_the_shared_rules(workspace: Path, tmp_path: Path) -> None:

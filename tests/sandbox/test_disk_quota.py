@@ -1,0 +1,118 @@
+"""The disk quota: what counts as usage, when the watch trips, and how a real sandboxed run
+that writes past it is stopped and reported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench_pipeline.sandbox import SandboxPolicy
+from bench_pipeline.sandbox.base import DEFAULT_DISK_QUOTA_MB, default_disk_quota_mb
+from bench_pipeline.sandbox.bubblewrap import BubblewrapSandbox
+from bench_pipeline.sandbox.disk import DiskWatch, disk_usage
+from tests.sandbox.helpers import quick
+
+MIB = 1024 * 1024
+
+
+def test_usage_counts_allocated_blocks_once_and_never_follows_links(tmp_path: Path) -> None:
+    (tmp_path / "data").write_bytes(b"x" * (4 * MIB))
+    os.link(tmp_path / "data", tmp_path / "hardlink")  # the same blocks twice
+    with open(tmp_path / "sparse", "wb") as fh:
+        fh.truncate(10 * 1024 * MIB)  # 10 GiB apparent, nothing allocated
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "big").write_bytes(b"y" * (8 * MIB))
+    (tmp_path / "link").symlink_to(outside)
+    nested = tmp_path / "a" / "b"
+    nested.mkdir(parents=True)
+    subprocess.run(["fallocate", "-l", "2M", str(nested / "reserved")], check=True)
+
+    used = disk_usage([tmp_path])
+    # 4 MiB of data + 2 MiB preallocated + a few blocks of folders and the link itself.
+    assert 6 * MIB <= used < 7 * MIB
+
+
+def test_watch_trips_once_at_the_final_measurement(tmp_path: Path) -> None:
+    stops: list[int] = []
+    with DiskWatch([tmp_path], 1 * MIB, stop=lambda: stops.append(1)) as watch:
+        (tmp_path / "f").write_bytes(b"z" * (2 * MIB))
+    assert watch.tripped and stops == [1]
+    assert watch.peak_bytes >= 2 * MIB
+    assert "over the 1 MiB disk quota" in watch.message()
+
+
+def test_watch_stays_quiet_under_the_quota(tmp_path: Path) -> None:
+    stops: list[int] = []
+    with DiskWatch([tmp_path], 8 * MIB, stop=lambda: stops.append(1)) as watch:
+        (tmp_path / "f").write_bytes(b"z" * MIB)
+    assert not watch.tripped and stops == []
+
+
+def test_quota_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BENCH_SANDBOX_DISK_MB", raising=False)
+    assert SandboxPolicy().disk_quota_mb == DEFAULT_DISK_QUOTA_MB == 1024
+    monkeypatch.setenv("BENCH_SANDBOX_DISK_MB", "300")
+    assert SandboxPolicy().disk_quota_mb == 300
+    monkeypatch.setenv("BENCH_SANDBOX_DISK_MB", "none")
+    assert SandboxPolicy().disk_quota_mb is None
+    monkeypatch.setenv("BENCH_SANDBOX_DISK_MB", "lots")
+    with pytest.raises(ValueError, match="BENCH_SANDBOX_DISK_MB must be a number of MiB"):
+        default_disk_quota_mb()
+
+
+def test_a_run_within_the_quota_is_untouched(bwrap: BubblewrapSandbox, workspace: Path) -> None:
+    result = bwrap.run(
+        ["sh", "-c", "head -c 3M /dev/zero > f && echo ok"], workspace, quick(disk_quota_mb=8)
+    )
+    assert result.ok and result.limit_hit is None, result.summary()
+    assert (workspace / "f").stat().st_size == 3 * MIB
+
+
+def test_many_small_files_past_the_quota_stop_the_run(
+    bwrap: BubblewrapSandbox, workspace: Path
+) -> None:
+    # Each file is far below the per-file limit: only the total can stop this.
+    script = "i=0; while :; do i=$((i+1)); head -c 1M /dev/zero > f$i || exit 3; done"
+    result = bwrap.run(["sh", "-c", script], workspace, quick(disk_quota_mb=20, max_file_mb=512))
+    assert result.limit_hit == "disk" and result.exit_code is None, result.summary()
+    assert not result.ok
+    assert "disk quota" in result.stderr
+    assert "(disk limit hit)" in result.summary()
+    assert disk_usage([workspace]) < 200 * MIB  # the quota plus what one poll lets through
+    # The files are the caller's again, as after any run.
+    assert {p.stat().st_uid for p in workspace.iterdir()} == {os.getuid()}
+
+
+def test_a_single_file_cannot_outgrow_the_quota(bwrap: BubblewrapSandbox, workspace: Path) -> None:
+    # RLIMIT_FSIZE is lowered to the quota: one file stops at it whatever max_file_mb says.
+    result = bwrap.run(
+        ["sh", "-c", "head -c 64M /dev/zero > big"],
+        workspace,
+        quick(disk_quota_mb=16, max_file_mb=512),
+    )
+    assert result.limit_hit in ("file_size", "disk"), result.summary()
+    assert (workspace / "big").stat().st_size <= 16 * MIB
+
+
+def test_extra_writable_folders_count_against_the_quota(
+    bwrap: BubblewrapSandbox, workspace: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    script = f"i=0; while :; do i=$((i+1)); head -c 1M /dev/zero > {home}/f$i || exit 3; done"
+    result = bwrap.run(["sh", "-c", script], workspace, quick(disk_quota_mb=10, writable=[home]))
+    assert result.limit_hit == "disk", result.summary()
+
+
+def test_no_quota_when_disabled(bwrap: BubblewrapSandbox, workspace: Path) -> None:
+    result = bwrap.run(
+        ["sh", "-c", "for i in 1 2 3; do head -c 4M /dev/zero > f$i; done"],
+        workspace,
+        quick(disk_quota_mb=None),
+    )
+    assert result.ok and result.limit_hit is None, result.summary()
+    assert disk_usage([workspace]) >= 12 * MIB
