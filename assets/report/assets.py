@@ -9,7 +9,7 @@ from bench_pipeline.report.data import TABLES
 from resources import ArtifactStoreResource, WarehouseResource
 
 # Bump when the pages change: the site is rebuilt, nothing upstream is.
-REPORT_CODE_VERSION = "1"
+REPORT_CODE_VERSION = "2"  # 2: the Bot accuracy page
 # What the pages read (bench_pipeline.report.data.TABLES): the models by name, the raw_*
 # records through the warehouse's sources asset.
 READS = sorted({"warehouse_sources" if t.startswith("raw_") else t for t in TABLES})
@@ -21,8 +21,8 @@ READS = sorted({"warehouse_sources" if t.startswith("raw_") else t for t in TABL
     kinds={"html"},
     code_version=REPORT_CODE_VERSION,
     automation_condition=whole_warehouse,
-    description="A static site (leaderboard, compare, run detail, methodology) built from "
-    "the warehouse; it opens from disk or any static host, with no network requests. "
+    description="A static site (leaderboard, compare, run detail, methodology, bot accuracy) "
+    "built from the warehouse; it opens from disk or any static host, with no network requests. "
     "Same as `bench report --out DIR`.",
 )
 def results_site(

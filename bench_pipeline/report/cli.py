@@ -16,8 +16,8 @@ from bench_pipeline.report.data import ReportError
 from bench_pipeline.report.site import ARCHIVE_MAX_BYTES, PAGE_SIZE, build_site
 
 DESCRIPTION = (
-    "Build the static results site (leaderboard, comparisons, one page per run, methodology) "
-    "from the warehouse; it opens from disk or any static host. See docs/report.md."
+    "Build the static results site (leaderboard, comparisons, one page per run, methodology, "
+    "bot accuracy) from the warehouse; it opens from disk or any static host. See docs/report.md."
 )
 
 

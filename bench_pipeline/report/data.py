@@ -54,6 +54,7 @@ TABLES: tuple[str, ...] = (
     "raw_bot_evaluation",
     "raw_quality_metrics",
     "stg_transcript_events",
+    "mart_bot_accuracy",
 )
 WASTED_EVENTS_PER_RUN = 12
 
@@ -78,6 +79,7 @@ class Warehouse:
     quality: dict[str, Row]
     wasted_events: dict[str, list[Row]]
     missing: list[str] = field(default_factory=list)
+    accuracy: list[Row] = field(default_factory=list)  # mart_bot_accuracy
 
     @property
     def experiments(self) -> list[str]:
@@ -211,6 +213,9 @@ def _load(con: duckdb.DuckDBPyConnection, db_path: Path) -> Warehouse:
         quality=quality,
         wasted_events=dict(wasted),
         missing=missing,
+        accuracy=table(
+            "mart_bot_accuracy", "select * from mart_bot_accuracy order by corpus, split"
+        ),
     )
 
 

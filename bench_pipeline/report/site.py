@@ -31,7 +31,8 @@ from bench_pipeline.agents.base import AgentStatus
 from bench_pipeline.agents.stage import ARCHIVE
 from bench_pipeline.analysis.render import p_text
 from bench_pipeline.analysis.stage import MAX_INTERACTION_CHARTS, METRICS
-from bench_pipeline.bot.contract import TEST_IDS, TESTS
+from bench_pipeline.bot.accuracy import OVERALL, all_tests, trust_sentence
+from bench_pipeline.bot.contract import BOT_VERSION, TEST_IDS, TESTS
 from bench_pipeline.design import AXES
 from bench_pipeline.quality.metrics import CONTRACT_KEYS
 from bench_pipeline.report import readings, svg
@@ -437,6 +438,7 @@ def build_site(
         _write_index(site, data, runs, experiments)
         _write_compare(site, data, experiments, artifacts_root)
         _write_methodology(site, sql_models_dir or settings.sql_models_dir())
+        _write_accuracy(site, data)
         _write_runs_index(site, runs, page_size)
         _write_run_pages(site, data, runs, artifacts_root, archive_max_bytes)
         site.close()
@@ -752,6 +754,69 @@ def _write_methodology(site: _Site, sql_models_dir: Path) -> None:
         nav="methodology",
         page_title="Methodology",
         **context,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Bot accuracy (mart_bot_accuracy: the latest published accuracy benchmark per corpus, split)
+
+# The held-out games first: they were not looked at while the bot was tuned.
+_ACCURACY_ORDER = [("real", "heldout"), ("real", "tune"), ("real", "all"), ("repo", "all")]
+_CORPUS_NAMES = {
+    "real": "public games written by people and agents (the real corpus)",
+    "repo": "the repository's own test games (tests/bot/games), which the bot was developed "
+    "against",
+}
+_SPLIT_NAMES = {
+    "heldout": "held-out games, never looked at while the bot was tuned: the fair measure",
+    "tune": "tuning games, the ones the bot was developed against: expect it to look better here",
+    "all": "every game",
+}
+
+
+def _accuracy_sections(rows: list[Row]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in rows:
+        groups[(row["corpus"], row["split"])].append(row)
+    known = [k for k in _ACCURACY_ORDER if k in groups]
+    sections = []
+    for corpus, split in known + sorted(k for k in groups if k not in _ACCURACY_ORDER):
+        ordered = all_tests(groups[(corpus, split)])
+        overall = next((r for r in ordered if r["test_id"] == OVERALL), ordered[0])
+        measured = overall["measured_at"]
+        sections.append(
+            {
+                "id": f"{corpus}-{split}",
+                "corpus": corpus,
+                "split": split,
+                "title": f"{corpus.capitalize()} corpus, "
+                + ("every game" if split == "all" else f"{split} split"),
+                "corpus_name": _CORPUS_NAMES.get(corpus, corpus),
+                "split_name": _SPLIT_NAMES.get(split, split),
+                "meta": overall,
+                "date": measured.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+                if isinstance(measured, datetime)
+                else str(measured),
+                "outdated": overall["bot_version"] != BOT_VERSION,
+                "overall_trust": trust_sentence(overall),
+                "tests": [
+                    {"row": r, "what": TESTS.get(r["test_id"], ""), "trust": trust_sentence(r)}
+                    for r in ordered
+                    if r["test_id"] != OVERALL
+                ],
+            }
+        )
+    return sections
+
+
+def _write_accuracy(site: _Site, data: Warehouse) -> None:
+    site.write(
+        "accuracy.html",
+        "accuracy.html",
+        nav="accuracy",
+        page_title="Bot accuracy",
+        sections=_accuracy_sections(data.accuracy),
+        bot_version=BOT_VERSION,
     )
 
 

@@ -42,6 +42,7 @@ def test_site_works_in_chromium_from_disk(site: Site) -> None:
         "compare": "compare.html",
         "compare-study": "compare/study.html",
         "methodology": "methodology.html",
+        "accuracy": "accuracy.html",
         "run": f"runs/{run}.html",
         "run-failed": f"runs/{site.fake.failed_agent}.html",
         "runs-index": "runs/index.html",

@@ -1,0 +1,103 @@
+"""raw_bot_accuracy and mart_bot_accuracy, built from the accuracy benchmark's output files."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from bench_pipeline import settings
+from bench_pipeline.bot.accuracy import OVERALL
+from bench_pipeline.bot.contract import TEST_IDS
+from bench_pipeline.warehouse.artifacts import ArtifactStore
+from bench_pipeline.warehouse.build import build_warehouse
+from tests.warehouse.accuracy_files import write_accuracy_file
+
+MODELS = settings.sql_models_dir()
+
+
+def _rows(db: Path, sql: str) -> list[dict]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        cur = con.execute(sql)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def test_the_mart_holds_the_latest_file_per_corpus_and_split(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = ArtifactStore(tmp_path / "artifacts")
+    older = write_accuracy_file(store.root, "real-tune-old.json", bot_version="0.0.9", games=4)
+    latest = write_accuracy_file(
+        store.root, "real-tune-new.json", measured_at="2026-12-01T08:00:00+00:00"
+    )
+    write_accuracy_file(store.root, "repo-all.json", corpus="repo", split="all", games=5)
+    (store.root / "bot_accuracy" / "broken.json").write_text('{"format": 1, "tests": [')
+    (store.root / "bot_accuracy" / "other.json").write_text('{"hello": "world"}')
+    db = tmp_path / "w.duckdb"
+    with caplog.at_level(logging.WARNING):
+        build = build_warehouse(store, db, MODELS)
+    # The two files that are not the benchmark's output are named and left out; the rest loads.
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "broken.json: not a bot accuracy file" in warned and "other.json" in warned
+    assert build.rows("raw_bot_accuracy") == 3 * 17
+    assert build.rows("mart_bot_accuracy") == 2 * 17
+
+    rows = _rows(db, "select * from mart_bot_accuracy where corpus = 'real'")
+    assert {r["bot_version"] for r in rows} == {latest["bot_version"]} != {older["bot_version"]}
+    assert {str(r["measured_at"].date()) for r in rows} == {"2026-12-01"}
+    by_test = {r["test_id"]: r for r in rows}
+    assert set(by_test) == {*TEST_IDS, OVERALL}
+    # Every figure is the output file's (nothing recomputed, nothing typed in).
+    for figures in [*latest["tests"], latest["overall"]]:
+        row = by_test[figures["test_id"]]
+        for column in (
+            "n_labelled",
+            "n_verdicts",
+            "label_pass",
+            "label_fail",
+            "false_pass",
+            "false_fail",
+            "inconclusive",
+        ):
+            assert row[column] == figures[column], (figures["test_id"], column)
+        for column in ("agreement", "working_right", "defects_caught"):
+            if figures[column] is None:
+                assert row[column] is None, (figures["test_id"], column)
+            else:
+                assert row[column] == pytest.approx(figures[column]), (figures["test_id"], column)
+    # And what those figures are for the fabricated verdicts (tests/warehouse/accuracy_files.py).
+    rotate, soft_drop, overall = by_test["rotate"], by_test["soft_drop"], by_test[OVERALL]
+    assert (rotate["false_pass"], rotate["label_fail"], rotate["defects_caught"]) == (1, 2, 0.5)
+    assert (soft_drop["false_fail"], soft_drop["working_right"]) == (1, pytest.approx(5 / 6))
+    assert by_test["gravity"]["defects_caught"] is None  # no broken game: NULL, not 0
+    assert (overall["n_verdicts"], overall["false_pass"], overall["false_fail"]) == (96, 1, 1)
+    assert overall["inconclusive"] == 1 and overall["agreement"] == pytest.approx(93 / 96)
+    assert overall["n_games"] == 6 and overall["endurance_s"] == 30.0
+
+    repo = _rows(db, "select * from mart_bot_accuracy where corpus = 'repo' and test_id = 'all'")
+    assert [(r["split"], r["n_games"]) for r in repo] == [("all", 5)]
+    history = _rows(db, "select distinct bot_version from raw_bot_accuracy where corpus = 'real'")
+    assert {r["bot_version"] for r in history} == {"0.0.9", "0.1.1"}
+
+
+def test_without_published_files_the_tables_exist_and_are_empty(tmp_path: Path) -> None:
+    store = ArtifactStore(tmp_path / "artifacts")
+    db = tmp_path / "w.duckdb"
+    build = build_warehouse(store, db, MODELS)
+    assert build.rows("raw_bot_accuracy") == 0 and build.rows("mart_bot_accuracy") == 0
+    columns = {r["column_name"] for r in _rows(db, "describe mart_bot_accuracy")}
+    assert {
+        "bot_version",
+        "measured_at",
+        "corpus",
+        "split",
+        "test_id",
+        "n_labelled",
+        "agreement",
+        "false_pass",
+        "false_fail",
+        "inconclusive",
+    } <= columns
