@@ -7,6 +7,8 @@ import dagster as dg
 import pytest
 
 from bench_pipeline import settings
+from bench_pipeline.sandbox import get_sandbox
+from bench_pipeline.sandbox.bubblewrap import BubblewrapSandbox
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from resources import (
     AgentResource,
@@ -18,6 +20,24 @@ from resources import (
 
 REPO = settings.project_root()
 EXPERIMENTS = REPO / "experiments"
+
+
+@pytest.fixture(scope="session")
+def bwrap() -> BubblewrapSandbox:
+    """A real bubblewrap sandbox (the sandbox and hostile tests), or a skip saying why not."""
+    sandbox = get_sandbox("bubblewrap")
+    assert isinstance(sandbox, BubblewrapSandbox)
+    reason = sandbox.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    return sandbox
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    return folder
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from bench_pipeline import settings
-from bench_pipeline.sandbox import SandboxPolicy, get_sandbox
+from bench_pipeline.sandbox import SandboxPolicy
 from bench_pipeline.sandbox.bubblewrap import BubblewrapSandbox, processes_of_uid
 from bench_pipeline.sandbox.disk import disk_usage
 from bench_pipeline.sandbox.reap import in_sandbox_range, stale_cgroups
@@ -59,16 +59,11 @@ print(result.summary())
 """
 
 
-@pytest.fixture(scope="module")
-def bwrap() -> BubblewrapSandbox:
-    sandbox = get_sandbox("bubblewrap")
-    assert isinstance(sandbox, BubblewrapSandbox)
-    reason = sandbox.unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    if not sandbox.as_root:
+@pytest.fixture
+def root_bwrap(bwrap: BubblewrapSandbox) -> BubblewrapSandbox:
+    if not bwrap.as_root:
         pytest.skip("sandbox uids, cgroups and the reaper need root")
-    return sandbox
+    return bwrap
 
 
 def _wait_for(predicate: Callable[[], object], what: str, limit_s: float = 120.0) -> None:
@@ -103,13 +98,13 @@ def _leftovers_of(pid: int) -> tuple[list[str], list[Path]]:
 
 @pytest.mark.slow
 def test_three_300mb_files_under_a_500mb_quota_are_stopped(
-    bwrap: BubblewrapSandbox, tmp_path: Path
+    root_bwrap: BubblewrapSandbox, tmp_path: Path
 ) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     before = _used_bytes(tmp_path)
     script = "for i in 1 2 3; do head -c 300M /dev/zero > f$i || echo short $i; done; echo done"
-    result = bwrap.run(
+    result = root_bwrap.run(
         ["sh", "-c", script], workspace, SandboxPolicy(timeout_s=120, disk_quota_mb=500)
     )
 
@@ -127,7 +122,7 @@ def test_three_300mb_files_under_a_500mb_quota_are_stopped(
 
 @pytest.mark.slow
 def test_a_pipeline_killed_mid_run_is_cleaned_up_by_the_next_start(
-    bwrap: BubblewrapSandbox, tmp_path: Path
+    root_bwrap: BubblewrapSandbox, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
     workspace = data / "artifacts" / "runs" / "r1" / "agent_generation" / "workspace"
@@ -146,7 +141,7 @@ def test_a_pipeline_killed_mid_run_is_cleaned_up_by_the_next_start(
     # What it left: its cgroups, its /etc folder, the workspace still the sandbox uid's.
     cgroups, etc = _leftovers_of(pipeline.pid)
     assert etc, "the killed pipeline left no /etc folder (nothing to test)"
-    if bwrap.use_cgroups and Path("/sys/fs/cgroup/pids").is_dir():
+    if root_bwrap.use_cgroups and Path("/sys/fs/cgroup/pids").is_dir():
         assert cgroups
     assert in_sandbox_range(uid) and _sandbox_owned(workspace)
 
@@ -341,7 +336,7 @@ def test_a_dead_launched_run_worker_is_marked_failed_by_the_next_start(
 
 
 def test_a_build_filling_the_disk_is_a_readable_failure(
-    bwrap: BubblewrapSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    root_bwrap: BubblewrapSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from bench_pipeline.build import build_project, toolchain_bin
 
@@ -352,7 +347,7 @@ def test_a_build_filling_the_disk_is_a_readable_failure(
     (workspace / "package.json").write_text(json.dumps({"name": "x", "scripts": {"build": fill}}))
     (workspace / "index.html").write_text("<canvas></canvas>")
 
-    result = build_project(workspace, bwrap, toolchain_bin=toolchain_bin(), timeout_s=120)
+    result = build_project(workspace, root_bwrap, toolchain_bin=toolchain_bin(), timeout_s=120)
 
     assert not result.build_ok
     assert "disk limit hit" in result.message, result.message

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_pipeline.sandbox import SandboxPolicy, get_sandbox
+from bench_pipeline.sandbox import SandboxPolicy
 from bench_pipeline.sandbox.bubblewrap import EGRESS_PORT, BubblewrapSandbox
 
 # Run inside the sandbox: every attempt named on the command line, one JSON line each.
@@ -143,23 +143,6 @@ class UnixListener:
 
 def tcp_connect(port: int) -> None:
     socket.create_connection(("127.0.0.1", port), timeout=3).close()
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> BubblewrapSandbox:
-    sandbox = get_sandbox("bubblewrap")
-    assert isinstance(sandbox, BubblewrapSandbox)
-    reason = sandbox.unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    return sandbox
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "workspace"
-    folder.mkdir()
-    return folder
 
 
 @pytest.fixture
