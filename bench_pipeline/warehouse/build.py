@@ -377,11 +377,14 @@ def build_warehouse(
         raise ValueError(f"no SQL model named {', '.join(sorted(unknown))} in {models_dir}")
     chosen = every if models is None else [m for m in every if m.name in models]
     summary = WarehouseBuild(path=db_path)
-    rebuilt = {m.name for m in chosen} | {m.name for m in every if m.materialized == "view"}
-    gate = [t for m in every if m.name in rebuilt for t in m.tests if t.blocking]
-    to_run = list({(t.model, t.name): t for t in [*gate, *tests]}.values())
     with updating(db_path) as con:
         existing = _objects(con)
+        # Views read what changed at query time, so theirs gate too, but only views that
+        # exist: a partial first build (sources and one model) has not created the rest.
+        views = {m.name for m in every if m.materialized == "view" and m.name in existing}
+        rebuilt = {m.name for m in chosen} | views
+        gate = [t for m in every if m.name in rebuilt for t in m.tests if t.blocking]
+        to_run = list({(t.model, t.name): t for t in [*gate, *tests]}.values())
         if sources or "raw_design_runs" not in existing:  # a first build needs its sources
             for name in _load_sources(con, store, summary.quarantined):
                 rows = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
