@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 COLS, ROWS = 10, 20
 
 
@@ -48,14 +50,27 @@ def _mode(values: Sequence[float], resolution: float = 1.0) -> tuple[float, int]
     return value, count
 
 
+# A playfield of another size is still played (and fails `loads`): these bound what is
+# taken for a field rather than a preview box or a whole page of squares.
+MIN_COLS, MAX_COLS, MIN_ROWS, MAX_ROWS = 6, 20, 12, 30
+
+
+def _whole_cells(length: float, pitch: float) -> int | None:
+    """`length` as a whole number of cell pitches (within a fifth of a cell), if it is one."""
+    n = round(length / pitch)
+    return n if n >= 1 and abs(length / pitch - n) <= 0.2 else None
+
+
 def canvas_lattice(
     backing_w: float, backing_h: float, draws: Sequence[Sequence[Any]]
-) -> tuple[float, float, float, float, str] | None:
+) -> tuple[float, float, float, float, str, int, int] | None:
     """The board (x, y, w, h in canvas pixels) inside a canvas, from what it drew.
 
     Cells are the most common small square drawn; the board is a drawn rectangle (a
     background fill, a frame, a clear) about 10 x 20 cell pitches, or else the whole
-    canvas when it has that shape.
+    canvas when it has that shape; failing that, a drawn rectangle (or the canvas) that is
+    a whole number of pitches of another size (a 12 x 20 field). Returns the rectangle,
+    how it was found, and its columns and rows.
     """
     squares = [
         (x, y, w, h)
@@ -79,9 +94,38 @@ def canvas_lattice(
             pitch = size
         for x, y, w, h in sorted(big, key=lambda r: -r[2] * r[3]):
             if _near(w / pitch, COLS, 0.6) and _near(h / pitch, ROWS, 0.8):
-                return x, y, w, h, f"canvas board rect {w:.0f}x{h:.0f}, cell {pitch:.0f}px"
+                return (
+                    x,
+                    y,
+                    w,
+                    h,
+                    f"canvas board rect {w:.0f}x{h:.0f}, cell {pitch:.0f}px",
+                    COLS,
+                    ROWS,
+                )
         if _near(backing_w / pitch, COLS, 0.6) and _near(backing_h / pitch, ROWS, 0.8):
-            return 0, 0, backing_w, backing_h, f"whole canvas, cell {pitch:.0f}px"
+            return 0, 0, backing_w, backing_h, f"whole canvas, cell {pitch:.0f}px", COLS, ROWS
+        # A field of another size: the drawn rectangle (or the canvas) in whole cells that
+        # holds the most drawn cells, the tightest one when several hold as many.
+        fields = []
+        for x, y, w, h in [*big, (0, 0, backing_w, backing_h)]:
+            cols, rows = _whole_cells(w, pitch), _whole_cells(h, pitch)
+            if not (
+                cols
+                and rows
+                and MIN_COLS <= cols <= MAX_COLS
+                and MIN_ROWS <= rows <= MAX_ROWS
+                and cols < rows
+            ):
+                continue
+            inside = sum(
+                x - 1 <= s[0] and s[0] + s[2] <= x + w + 1 and y - 1 <= s[1] <= y + h for s in same
+            )
+            if inside:
+                fields.append((-inside, w * h, (x, y, w, h, cols, rows)))
+        if fields:
+            x, y, w, h, cols, rows = min(fields)[2]
+            return x, y, w, h, f"canvas rect {w:.0f}x{h:.0f}, cell {pitch:.0f}px", cols, rows
         # A board inside a larger canvas with no rectangle of its own: take the squares'
         # lattice, 10 x 20 pitches anchored on the lowest, leftmost drawn cells.
         left = min(s[0] for s in same)
@@ -96,12 +140,14 @@ def canvas_lattice(
                 COLS * pitch,
                 ROWS * pitch,
                 f"canvas cell lattice, cell {pitch:.0f}px (anchored on drawn cells)",
+                COLS,
+                ROWS,
             )
     for x, y, w, h in sorted(big, key=lambda r: -r[2] * r[3]):
         if _near(w / h, COLS / ROWS, 0.06):
-            return x, y, w, h, f"canvas rect with a 1:2 shape {w:.0f}x{h:.0f}"
+            return x, y, w, h, f"canvas rect with a 1:2 shape {w:.0f}x{h:.0f}", COLS, ROWS
     if _near(backing_w / backing_h, COLS / ROWS, 0.06):
-        return 0, 0, backing_w, backing_h, "whole canvas (1:2 shape)"
+        return 0, 0, backing_w, backing_h, "whole canvas (1:2 shape)", COLS, ROWS
     return None
 
 
@@ -146,7 +192,7 @@ def choose_board(
             )
             if found is None:
                 continue
-            bx, by, bw, bh, how = found
+            bx, by, bw, bh, how, cols, rows = found
             sx = rect["w"] / backing["w"] if backing["w"] else 1.0
             sy = rect["h"] / backing["h"] if backing["h"] else 1.0
             geometry = BoardGeometry(
@@ -155,13 +201,62 @@ def choose_board(
                 rect["y"] + by * sy,
                 bw * sx,
                 bh * sy,
-                COLS,
-                ROWS,
+                cols,
+                rows,
                 f"{cand['locator']}: {how}",
             )
-            score = 60 if "cell" in how else 35
+            score = (60 if "cell" in how else 35) - (0 if geometry.standard else 15)
             scored.append((score + min(rect["h"], 800) / 100, geometry))
     if not scored:
         return None
     scored.sort(key=lambda item: -item[0])
     return scored[0][1]
+
+
+def trim_walls(
+    geometry: BoardGeometry, background: np.ndarray, threshold: float
+) -> tuple[BoardGeometry, str] | None:
+    """The field without the walls and floor drawn as cells around it, if there are any.
+
+    A lattice of equal boxes can include a visible floor row below the field, or wall
+    columns beside it (210 cells for a 10x20 field): an edge row or column whose empty
+    colour is one colour, far (more than `threshold`) from the field's typical empty cell,
+    is not part of the field. `background` is the learnt empty colour per cell (rows,
+    cols, 3). A 10x20 field is left as it is.
+    """
+    if geometry.standard:
+        return None
+    typical = np.median(background.reshape(-1, background.shape[-1]), axis=0)
+    top, bottom, left, right = 0, geometry.rows, 0, geometry.cols
+
+    def wall(cells: np.ndarray) -> bool:
+        far = np.linalg.norm(cells - typical, axis=-1) > threshold
+        spread = np.linalg.norm(cells - np.median(cells, axis=0), axis=-1)
+        return bool(far.all() and (spread <= threshold / 2).all())
+
+    changed = True
+    while changed and bottom - top > MIN_ROWS and right - left > MIN_COLS:
+        changed = False
+        if (right - left, bottom - top) == (COLS, ROWS):
+            break
+        if wall(background[bottom - 1, left:right]):
+            bottom, changed = bottom - 1, True
+        elif wall(background[top:bottom, left]):
+            left, changed = left + 1, True
+        elif wall(background[top:bottom, right - 1]):
+            right, changed = right - 1, True
+    if (top, bottom, left, right) == (0, geometry.rows, 0, geometry.cols):
+        return None
+    ch, cw = geometry.height / geometry.rows, geometry.width / geometry.cols
+    trimmed = BoardGeometry(
+        geometry.renderer,
+        geometry.x + left * cw,
+        geometry.y + top * ch,
+        (right - left) * cw,
+        (bottom - top) * ch,
+        right - left,
+        bottom - top,
+        geometry.locator,
+    )
+    removed = geometry.rows - trimmed.rows, geometry.cols - trimmed.cols
+    return trimmed, f"{removed[0]} floor row(s) and {removed[1]} wall column(s)"

@@ -18,16 +18,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench_pipeline.bot import board as B
+from bench_pipeline.bot.geometry import BoardGeometry, trim_walls
 from bench_pipeline.bot.session import MIN_THRESHOLD, Frame, GameSession
 
 LEFT_KEYS = ("ArrowLeft", "a", "j", "h")
 RIGHT_KEYS = ("ArrowRight", "d", "l")
-ROTATE_KEYS = ("ArrowUp", "x", "z", "w", "i", "k")
+# Rotation is also found on Q/E and A/D (when the arrows move the piece).
+ROTATE_KEYS = ("ArrowUp", "x", "z", "w", "q", "e", "a", "d", "i", "k")
 DOWN_KEYS = ("ArrowDown", "s", "k", "j")
 HARD_DROP_KEYS = (" ", "ArrowUp", "w", "Enter", "i", "Shift")
 START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
 SPAWN_ROWS = 5  # a new piece appears with cells in the top rows
 AFTER_KEY_S = 0.07  # time for a game to react and render after a key
+# A first piece may spawn above the field (rows -2, -3) and show only after a row or two
+# of fall: the watch after a start button lasts that long. (An auto-start missed by the
+# shorter first watch is caught by the start keys, which the game ignores or obeys.)
+AUTO_WATCH_S = 1.6
+START_WATCH_S = 2.4
+QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
+# A game that throws while loading may do so only on some loads: reload up to this many
+# times in all before judging it.
+MAX_LOADS = 3
+GAME_OVER_DIALOG = re.compile(
+    r"game\s*over|you\s+los|game\s+ended|spiel\s+(vorbei|beendet)|juego\s+terminado|"
+    r"fin\s+del\s+juego|fin\s+de\s+(la\s+)?partie|partie\s+termin|ゲームオーバー|游戏结束",
+    re.IGNORECASE,
+)
 
 
 def faint_piece(
@@ -98,6 +114,7 @@ class Bot:
         self.stack: np.ndarray | None = None
         self.gravity_s_per_row: float | None = None
         self.locks = 0
+        self.lock_times: list[float] = []  # log time of each landing followed
         self.lines_cleared = 0
         self.last_frame: Frame | None = None
         self.score_source: str | None = None
@@ -105,6 +122,9 @@ class Bot:
         self.clears_broken = False  # full rows were seen to stay: do not wait for clears
         self.first_game_over_at: float | None = None
         self.watch_faint = False  # after the threshold was tuned on the first piece
+        self.loads = 1  # page loads it took to get a game that starts
+        # A lattice that included a floor row or wall columns: (as located, trimmed).
+        self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
 
     # ---- small helpers ---------------------------------------------------------------
     def time_left(self) -> float:
@@ -114,8 +134,27 @@ class Bot:
         frame = self.s.read()
         if self.watch_faint and self._lowered_for_faint_piece(frame):
             frame = self.s.read()
+        for _ in range(2):
+            if self._settled(frame):
+                break
+            # Caught mid-animation (a piece gliding between cells, a flash): a moment
+            # later the same piece is on whole cells.
+            self.s.wait(0.04)
+            frame = self.s.read()
         self.last_frame = frame
         return frame
+
+    def _settled(self, frame: Frame) -> bool:
+        """No loose group of more than four cells, nor four cells that are no tetromino:
+        what a read taken while a piece glides from one cell to the next shows."""
+        if self.stack is None:
+            return True
+        loose = frame.filled & ~self.stack
+        if not loose.any() or loose.sum() > 12:
+            return True  # nothing loose, or a wiped or changed field: not an animation
+        return all(
+            len(g) < 4 or (len(g) == 4 and B.identify(g) is not None) for g in B.components(loose)
+        )
 
     def _lowered_for_faint_piece(self, frame: Frame) -> bool:
         """Lower the threshold when a piece fainter than it is entering the field.
@@ -190,7 +229,7 @@ class Bot:
         """True when the field changes within `window` s (a piece appeared or moved)."""
         end = time.monotonic() + window
         while time.monotonic() < end:
-            if self.s.geometry is None and self.s.locate() is None:
+            if self.s.geometry is None and self._locate() is None:
                 self.s.wait(0.15)
                 continue
             frame = self.read()
@@ -201,16 +240,98 @@ class Bot:
         return False
 
     def start(self) -> bool:
+        """Start the game; a page that threw while loading and did not start is loaded
+        again (up to MAX_LOADS in all): some bugs fire on a fraction of loads only."""
+        errors_before = 0
+        while True:
+            last_load = self.loads >= MAX_LOADS
+            threw = len(self.log.page_errors) > errors_before
+            if self._start_once(quick=threw and not last_load):
+                if self.loads > 1:
+                    self.log.note(f"the game started on page load {self.loads}")
+                return True
+            threw = len(self.log.page_errors) > errors_before
+            if not threw or last_load or self.time_left() < 30:
+                return False
+            errors_before = len(self.log.page_errors)
+            self.loads += 1
+            self.log.note(
+                f"the page threw while loading and did not start: load {self.loads} of at "
+                f"most {MAX_LOADS}"
+            )
+            try:
+                self.s.page.reload(wait_until="load", timeout=10000)
+            except Exception as error:
+                self.log.note(f"reload failed: {str(error).splitlines()[0]}")
+                return False
+            self.s.wait(0.4)
+            self.evidence.items.pop("starts", None)
+
+    def _locate(self) -> BoardGeometry | None:
+        """Locate the field, without the floor row or wall columns found before."""
+        g = self.s.locate()
+        if g is not None and self.trimmed is not None and g == self.trimmed[0]:
+            self.s.geometry = self.trimmed[1]
+            self.s.reference = None
+            self.s._slices = []
+        return self.s.geometry
+
+    def _trim_walls(self) -> None:
+        """Drop an edge row or column drawn as a floor or wall (learnt background)."""
         s = self.s
-        s.locate()
-        before = None
-        if s.geometry is not None:
-            samples = [s.sample()]
-            s.wait(0.15)
-            samples.append(s.sample())
-            s.learn_background(samples)
-            before = self.read().filled
-        if self._something_started(before, 1.6) or self._static_piece_moves():
+        if s.geometry is None or s.reference is None:
+            return
+        found = trim_walls(s.geometry, s.reference, 40.0)
+        if found is None:
+            return
+        trimmed, what = found
+        self.log.note(
+            f"playfield: {what} of the {s.geometry.cols}x{s.geometry.rows} lattice drawn as "
+            f"floor or walls, the field is {trimmed.cols}x{trimmed.rows}"
+        )
+        self.trimmed = (s.geometry, trimmed)
+        s.geometry, s.reference, s._slices = trimmed, None, []
+
+    def _learn_empty_field(self) -> np.ndarray | None:
+        s = self.s
+        if s.geometry is None:
+            return None
+        samples = [s.sample()]
+        s.wait(0.15)
+        samples.append(s.sample())
+        s.learn_background(samples)
+        if self.trimmed is None:
+            self._trim_walls()
+            if self.trimmed is not None:
+                return self._learn_empty_field()
+        return self.read().filled
+
+    def _dismiss_overlays(self) -> None:
+        """Close a dialog covering the page (rules, intro): it catches the clicks meant
+        for the Start button, and some games wait for it to close."""
+        for _ in range(3):
+            buttons = self.s.evaluate("window.__bench.overlayButtons()", []) or []
+            if not buttons:
+                return
+            button = buttons[0]
+            self.log.note(f"closing an overlay with its {button['text']!r} button")
+            try:
+                self.s.page.click(button["selector"], timeout=1500)
+            except Exception as error:
+                self.log.note(f"click failed: {str(error).splitlines()[0]}")
+                return
+            self._unfocus()
+            self.s.wait(0.2)
+
+    def _start_once(self, quick: bool = False) -> bool:
+        s = self.s
+        self._dismiss_overlays()
+        self._locate()
+        before = self._learn_empty_field()
+        auto_watch, button_watch = (
+            (QUICK_WATCH_S, QUICK_WATCH_S) if quick else (AUTO_WATCH_S, START_WATCH_S)
+        )
+        if self._something_started(before, auto_watch) or self._static_piece_moves():
             self.start_mechanism = "auto"
         else:
             for button in s.evaluate("window.__bench.startButtons()", []) or []:
@@ -221,10 +342,12 @@ class Bot:
                     self.log.note(f"click failed: {str(error).splitlines()[0]}")
                     continue
                 self._unfocus()
-                if self._something_started(before, 1.5):
+                if self._something_started(before, button_watch):
                     self.start_mechanism = f"click:{button['text']}"
                     break
             else:
+                if quick:
+                    return False  # a page that threw on load: load it again first
                 for key in START_KEYS:
                     self._unfocus()
                     s.press(key, "start")
@@ -242,7 +365,7 @@ class Bot:
             return False
         self.log.note(f"started: {self.start_mechanism}")
         self._relearn_after_start()
-        cells = self.wait_piece(3.0, need=3)
+        cells = self.wait_piece(4.0, need=3)
         if len(cells) >= 3:
             self.started_at = self.log.now()
             self.evidence.add(self.started_at, "starts", "pass", f"first piece {sorted(cells)}")
@@ -283,19 +406,36 @@ class Bot:
     def _relearn_after_start(self) -> None:
         """Learn the background again: an overlay ("press Enter") may have covered it."""
         s = self.s
-        s.locate()
+        before = (s.geometry, None if s.reference is None else s.reference.copy())
+        self._locate()
         samples = []
         for _ in range(3):
             samples.append(s.sample())
             s.wait(0.08)
         s.learn_background(samples)
+        if before[0] == s.geometry and before[1] is not None and s.reference is not None:
+            # A few cells near the top that changed since the empty field was learnt are
+            # the first piece (faint or outlined ones escape the row-colour check): keep
+            # what was learnt before for them. Many or lower cells are a lifted overlay.
+            changed = np.linalg.norm(s.reference - before[1], axis=2) > MIN_THRESHOLD
+            rows = np.nonzero(changed)[0]
+            if 0 < changed.sum() <= 8 and rows.max() < SPAWN_ROWS:
+                s.reference = np.where(changed[..., None], before[1], s.reference)
         self.stack = self.empty()
 
     # ---- phase 2: controls -----------------------------------------------------------
-    def fresh_piece(self, timeout: float = 4.0) -> set[B.Cell]:
-        """A piece with four visible cells in the upper part of the field."""
+    def fresh_piece(self, timeout: float = 7.0) -> set[B.Cell]:
+        """A piece with four visible cells in the upper part of the field.
+
+        Before any drop control is known, gravity alone brings the next piece: from low in
+        the field that takes a few seconds (more on a loaded machine, where reads are
+        slow). A field that has not changed for 3 s will bring none: give up then."""
         end = time.monotonic() + timeout
+        began = self.log.now()
         while time.monotonic() < end and self.time_left() > 0:
+            last_change = self.log.frames[-1].t if self.log.frames else began
+            if self.log.now() - max(last_change, began) > 3.0:
+                break
             cells = self.wait_piece(min(1.5, max(0.1, end - time.monotonic())))
             if len(cells) == 4 and max(r for r, _ in cells) < (self.empty().shape[0] * 0.6):
                 return cells
@@ -482,7 +622,12 @@ class Bot:
                 return
             top = min(r for r, _ in cells)
             t0 = time.monotonic()
-            for _ in range(3):
+            if self.controls["hard_drop"] is None and self._drops_at_once(key, cells):
+                # One press put the piece on its landing cells: the game's down key is a
+                # hard drop (the lock may follow later). Soft drop is another key.
+                self.controls["hard_drop"] = key
+                continue
+            for _ in range(2):
                 self.s.press(key, "try soft drop")
                 self.s.wait(0.04)
             self.s.wait(0.06)
@@ -506,7 +651,38 @@ class Bot:
             self.log.now(), "soft_drop", "fail", "no key moved the piece down faster than gravity"
         )
 
+    def _drops_at_once(self, key: str, cells: set[B.Cell]) -> bool:
+        """Press `key` once: True (and the hard drop recorded) when the piece is then on
+        its predicted landing cells; a soft drop moves it a row or so."""
+        self.sync_stack(cells)
+        assert self.stack is not None
+        landing = B.drop(self.stack, cells)
+        rows = min(r for r, _ in landing) - min(r for r, _ in cells)
+        merged = self.stack | B.mask_of(landing, self.stack.shape)
+        cleared, n = B.clear_full_rows(merged)
+
+        def landed(frame: Frame) -> bool:
+            return self._matches(frame, merged) or bool(n and self._matches(frame, cleared))
+
+        if rows < 4:
+            self.s.press(key, "try soft drop")
+            self.s.wait(0.04)
+            return False
+        # Read for a moment: the piece may glide down in an animation.
+        if not landed(self.press_until(key, "try soft drop", landed, timeout=0.3)):
+            return False
+        self.evidence.add(
+            self.log.now(),
+            "hard_drop",
+            "pass",
+            f"{key!r} dropped the piece {rows} rows at once (tried as a soft drop)",
+        )
+        self.after_landing(landing)
+        return True
+
     def discover_hard_drop(self) -> None:
+        if self.controls["hard_drop"] is not None:
+            return  # the down key turned out to be a hard drop
         for key in HARD_DROP_KEYS:
             if key in (
                 self.controls["left"],
@@ -588,6 +764,7 @@ class Bot:
                 # Full rows still on screen: a clear animation, or no clear at all. Watch on.
             self.s.wait(0.05)
         self.locks += 1
+        self.lock_times.append(self.log.now())
         if frame is None or outcome is None:
             if frame is not None:
                 self._resync(frame)
@@ -724,7 +901,14 @@ class Bot:
             self.stack = self.last_frame.filled & ~B.mask_of(cells, self.last_frame.filled.shape)
 
     def play_piece(self, topping_out: bool = False) -> bool:
-        cells = self.wait_piece(2.5)
+        if topping_out and self.controls["hard_drop"]:
+            # Topping out needs no whole piece: one that spawns above the field and shows
+            # a row at a time is dropped as soon as a cell of it shows.
+            cells = self.wait_piece(2.5, need=1)
+            if 0 < len(cells) < 4:
+                return self._drop_partial_piece()
+        else:
+            cells = self.wait_piece(2.5)
         if len(cells) != 4:
             return False
         self.sync_stack(cells)
@@ -736,6 +920,18 @@ class Bot:
             if target is not None:
                 cells = self.steer(cells, target)
         self.drop_or_wait(cells)
+        return True
+
+    def _drop_partial_piece(self) -> bool:
+        """Hard-drop a piece only partly in view (topping out): nothing is judged on it.
+        False when the field did not react (the game may be over)."""
+        before = self.read().filled
+        self.s.press(self.controls["hard_drop"] or " ", "hard drop (top-out)")
+        self.s.wait(0.25)
+        frame = self.read()
+        if np.array_equal(before, frame.filled):
+            return False
+        self._resync(frame)
         return True
 
     def check_walls(self) -> None:
@@ -796,7 +992,7 @@ class Bot:
         if text:
             return str(text)
         for _t, _kind, message in self.log.dialogs:
-            if re.search(r"game\s*over|you\s+los|game\s+ended", message, re.IGNORECASE):
+            if GAME_OVER_DIALOG.search(message):
                 return f"dialog:{message[:60]}"
         return None
 
@@ -815,6 +1011,7 @@ class Bot:
         mechanism = self.start_mechanism or "auto"
         self.log.note(f"restarting (the game was started by {mechanism})")
         attempts: list[Callable[[], None]] = []
+        self._dismiss_overlays()
         for button in self.s.evaluate("window.__bench.startButtons()", []) or []:
             attempts.append(lambda b=button: self._click(b["selector"]))
         if mechanism.startswith("key:"):

@@ -231,6 +231,8 @@
     return B.rects.filter((r) => r[0] === index && r[6] >= since).map((r) => r.slice(1, 6));
   };
 
+  // A label is any word, in any script: agents are prompted in six languages.
+  const LETTER = /\p{L}/u;
   const NUMBER = /^[^\d-]{0,24}?(-?\d[\d,. ]{0,11})\s*(pts|points)?$/i;
   const parseNumber = (text) => {
     const m = NUMBER.exec(text.trim());
@@ -241,17 +243,17 @@
   };
   const labelOf = (el, text) => {
     const own = text.replace(/-?\d[\d,. ]*/g, "").trim();
-    if (/[a-z]/i.test(own)) return own.slice(0, 30);
+    if (LETTER.test(own)) return own.slice(0, 30);
     for (let e = el, depth = 0; e && depth < 3; e = e.parentElement, depth++) {
       let prev = e.previousElementSibling;
       for (let n = 0; prev && n < 2; prev = prev.previousElementSibling, n++) {
         const t = (prev.innerText || prev.textContent || "").trim();
-        if (/[a-z]/i.test(t) && t.length < 30) return t;
+        if (LETTER.test(t) && t.length < 30) return t;
       }
       const parent = e.parentElement;
       if (parent) {
         const t = (parent.innerText || parent.textContent || "").replace(/-?\d[\d,. ]*/g, "").trim();
-        if (/[a-z]/i.test(t) && t.length < 30) return t;
+        if (LETTER.test(t) && t.length < 30) return t;
       }
     }
     return "";
@@ -281,11 +283,11 @@
         const value = parseNumber(t.text);
         if (value === null) continue;
         let label = t.text.replace(/-?\d[\d,. ]*/g, "").trim();
-        if (!/[a-z]/i.test(label)) {
+        if (!LETTER.test(label)) {
           // The nearest label drawn above or to the left on the same canvas.
           let best = null;
           for (const [k2, u] of latest) {
-            if (u.index !== t.index || k2 === key || !/[a-z]/i.test(u.text) || /\d/.test(u.text)) continue;
+            if (u.index !== t.index || k2 === key || !LETTER.test(u.text) || /\d/.test(u.text)) continue;
             const d = Math.hypot(u.x - t.x, (u.y - t.y) * 1.5);
             if ((u.y <= t.y + 2 || u.x < t.x) && d < 160 && (!best || d < best.d)) best = { d, text: u.text };
           }
@@ -297,7 +299,17 @@
     return out;
   };
 
-  const GAME_OVER = /game\s*over|gameover|you\s+lose|you\s+lost|game\s+ended|try\s+again|play\s+again/i;
+  // Game-over wording in the prompt languages (en, de, es, fr, ja, zh) and common variants.
+  const GAME_OVER = new RegExp(
+    [
+      "game\\s*over", "gameover", "you\\s+lose", "you\\s+lost", "game\\s+ended", "try\\s+again", "play\\s+again",
+      "spiel\\s+(?:vorbei|beendet|zu\\s+ende)", "spielende",
+      "fin\\s+del\\s+juego", "juego\\s+terminado", "partida\\s+terminada",
+      "fin\\s+de\\s+(?:la\\s+)?partie", "partie\\s+termin[ée]e", "jeu\\s+termin[ée]",
+      "ゲームオーバー", "ゲーム終了", "游戏结束", "遊戲結束", "游戏失败",
+    ].join("|"),
+    "i"
+  );
   B.gameOverText = () => {
     try {
       const body = document.body ? document.body.innerText || "" : "";
@@ -310,7 +322,18 @@
   };
 
   // Buttons and clickable things that look like a way to start a game.
-  const START = /^(start|play|new\s*game|begin|go|start\s*game|play\s*now|restart|play\s*again|new)\b/i;
+  // Start and restart buttons in the prompt languages; Latin words must end at a word boundary.
+  const START = new RegExp(
+    "^[\\s\u25b6\u25ba\u2022:!\u00a1\u00bf-]*(?:(?:" +
+      [
+        "start", "play", "new\\s*game", "begin", "go", "start\\s*game", "play\\s*now", "restart", "play\\s*again", "new", "retry",
+        "spiel\\s+starten", "starten", "spielen", "neues\\s+spiel", "los", "neu\\s+starten", "nochmal", "beginnen",
+        "jugar", "empezar", "comenzar", "iniciar", "nuevo\\s+juego", "nueva\\s+partida", "reiniciar", "volver\\s+a\\s+jugar",
+        "jouer", "commencer", "d[ée]marrer", "nouvelle\\s+partie", "recommencer", "rejouer", "lancer",
+      ].join("|") +
+      ")(?![\\p{L}\\d])|スタート|開始|はじめ|始め|プレイ|ゲーム開始|もう一度|リスタート|开始|重新开始|再玩|再来|新游戏)",
+    "iu"
+  );
   B.startButtons = () => {
     const out = [];
     try {
@@ -321,6 +344,47 @@
         if (!text || text.length > 30 || !START.test(text)) continue;
         const clickable = el.matches("button, a, [role=button], input") || getComputedStyle(el).cursor === "pointer" || el.onclick;
         if (!clickable) continue;
+        out.push({ text, selector: pathOf(el) });
+      }
+    } catch (e) {}
+    return out;
+  };
+
+  // Buttons that close a dialog or overlay covering the page (rules, intro, cookie notes):
+  // while it is open it catches the clicks meant for the real Start button.
+  const CLOSE = new RegExp(
+    "^(?:[x\u00d7\u2715\u2716\u2573]|" +
+      [
+        "close", "ok", "okay", "got\\s+it", "continue", "dismiss", "skip", "understood", "i\\s+understand", "let'?s\\s+go",
+        "schlie(?:ß|ss)en", "verstanden", "weiter", "alles\\s+klar", "los\\s+geht'?s",
+        "cerrar", "entendido", "continuar", "vale", "de\\s+acuerdo", "aceptar",
+        "fermer", "compris", "j'ai\\s+compris", "continuer", "d'accord",
+        "閉じる", "わかった", "わかりました", "了解", "続ける", "关闭", "知道了", "确定", "好的", "继续",
+      ].join("|") +
+      ")[\\s.!]*$",
+    "iu"
+  );
+  const covering = (el) => {
+    // The element is inside something fixed or absolute that covers most of the viewport.
+    for (let e = el; e && e !== document.body; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.position !== "fixed" && s.position !== "absolute") continue;
+      const r = e.getBoundingClientRect();
+      if (r.width * r.height >= 0.4 * innerWidth * innerHeight) return e;
+    }
+    return null;
+  };
+  B.overlayButtons = () => {
+    const out = [];
+    try {
+      const els = document.querySelectorAll("button, a, [role=button], input[type=button], input[type=submit], span, div");
+      for (const el of els) {
+        if (!visible(el)) continue;
+        const text = (el.innerText || el.value || el.getAttribute("aria-label") || el.title || "").trim();
+        const aria = (el.getAttribute("aria-label") || el.title || "").trim();
+        if (!text || text.length > 30 || !(CLOSE.test(text) || CLOSE.test(aria)) || START.test(text)) continue;
+        const clickable = el.matches("button, a, [role=button], input") || getComputedStyle(el).cursor === "pointer" || el.onclick;
+        if (!clickable || !covering(el)) continue;
         out.push({ text, selector: pathOf(el) });
       }
     } catch (e) {}

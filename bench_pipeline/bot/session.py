@@ -204,20 +204,26 @@ class GameSession:
             return None
 
     def sample(self) -> np.ndarray:
-        """Mean colour of the middle of every cell: (rows, cols, 3)."""
+        """Per cell, the mean colour of its middle and of nearly all of it: (rows, cols, 6).
+
+        The middle is away from grid lines; the whole cell also sees pieces drawn as
+        outlines with no fill. Both are scaled by 1/sqrt(2), so that a cell that changed
+        alike in both is as far from its background as its colour changed."""
         image = self._screenshot()
         g = self.geometry
         assert g is not None
         height, width = image.shape[:2]
         if not self._slices:
             ch, cw = height / g.rows, width / g.cols
-            for r in range(g.rows):
-                for c in range(g.cols):
-                    y0, y1 = int(r * ch + ch * 0.3), int(r * ch + ch * 0.7) + 1
-                    x0, x1 = int(c * cw + cw * 0.3), int(c * cw + cw * 0.7) + 1
-                    self._slices.append((slice(y0, min(y1, height)), slice(x0, min(x1, width))))
+            for inset in (0.3, 0.08):
+                for r in range(g.rows):
+                    for c in range(g.cols):
+                        y0, y1 = int(r * ch + ch * inset), int(r * ch + ch * (1 - inset)) + 1
+                        x0, x1 = int(c * cw + cw * inset), int(c * cw + cw * (1 - inset)) + 1
+                        self._slices.append((slice(y0, min(y1, height)), slice(x0, min(x1, width))))
         colours = np.array([image[ys, xs].reshape(-1, 3).mean(axis=0) for ys, xs in self._slices])
-        return colours.reshape(g.rows, g.cols, 3)
+        middle, whole = np.split(colours / np.sqrt(2), 2)
+        return np.concatenate([middle, whole], axis=1).reshape(g.rows, g.cols, 6)
 
     def learn_background(self, samples: list[np.ndarray]) -> None:
         """Per-cell background from samples taken while the field was (mostly) empty."""

@@ -17,10 +17,18 @@ from bench_pipeline.bot.contract import TEST_IDS, TestResult, Verdict
 from bench_pipeline.bot.play import Bot
 from bench_pipeline.bot.session import EventLog
 
-SCORE_LABEL = re.compile(r"score|points|pts|punkte|puntos|得点|スコア|分数", re.IGNORECASE)
-NOT_SCORE = re.compile(
-    r"time|sec|level|lvl|line|row|high|best|hi\b|record|speed|fps|next", re.IGNORECASE
+# Labels in the prompt languages (en, de, es, fr, ja, zh).
+SCORE_LABEL = re.compile(
+    r"score|points|pts|punkte|punktzahl|puntos|puntuaci|marcador|得点|スコア|ポイント|分数|得分|积分|點數",
+    re.IGNORECASE,
 )
+NOT_SCORE = re.compile(
+    r"time|sec|level|lvl|line|row|high|best|hi\b|record|speed|fps|next|zeit|stufe|zeile|reihe|"
+    r"rekord|nächst|tiempo|nivel|línea|linea|fila|mejor|temps|niveau|ligne|meilleur|"
+    r"時間|タイム|レベル|ライン|行|ベスト|ハイ|次|时间|等级|级别|最高|下一",
+    re.IGNORECASE,
+)
+LINES_LABEL = re.compile(r"line|row|zeile|reihe|línea|linea|fila|ligne|ライン|行", re.IGNORECASE)
 STILL_GAP_S = 5.0  # the field must change at least this often during the endurance window
 
 
@@ -94,7 +102,13 @@ def loads(o: Observed) -> TestResult:
         return TestResult(
             Verdict.FAIL, f"the playfield is {g.cols}x{g.rows}, not 10x20 ({g.locator})"
         )
-    return TestResult(Verdict.PASS, f"{g.renderer} playfield 10x20 ({g.locator})")
+    loads = o.bot.loads if o.bot else 1
+    again = (
+        f"; it took {loads} page loads, the earlier ones threw and did not start"
+        if loads > 1
+        else ""
+    )
+    return TestResult(Verdict.PASS, f"{g.renderer} playfield 10x20 ({g.locator}){again}")
 
 
 def starts(o: Observed) -> TestResult:
@@ -177,6 +191,33 @@ def score(o: Observed) -> TestResult:
         s = bare[0]
         o.bot.score_source = s
         return TestResult(Verdict.PASS, f"a number went {series[s][0]} → {max(series[s])} ({s})")
+    # A game whose only counter is the lines cleared ("Lines" rather than "Score"): that
+    # counter is its score, unless a score-labelled number is shown as well and stood still.
+    lines = [s for s in series if labels[s] and LINES_LABEL.search(labels[s])]
+    if lines and not any(SCORE_LABEL.search(labels[s]) for s in series):
+        grew = [s for s in lines if s in increased]
+        if grew:
+            s = grew[0]
+            o.bot.score_source = s
+            return TestResult(
+                Verdict.PASS,
+                f"the only counter, {labels[s]!r}, went {series[s][0]} → {max(series[s])} ({s})",
+            )
+        if not o.bot.lines_cleared:
+            return TestResult(
+                Verdict.INCONCLUSIVE,
+                f"the only counter is {labels[lines[0]]!r} and no line was cleared",
+            )
+    dead = died_at(o)
+    if dead is not None:
+        # Only play before the game stopped reacting can show a score that should rise.
+        locks = sum(1 for t in o.bot.lock_times if t <= dead)
+        if locks < 4:
+            return TestResult(
+                Verdict.INCONCLUSIVE,
+                f"the game stopped reacting at {dead:.1f}s after {locks} placed piece(s): "
+                "too little play to judge the score",
+            )
     if o.bot.locks >= 4 or o.bot.lines_cleared:
         seen = ", ".join(f"{labels[s] or s}={series[s][-1]}" for s in list(series)[:4]) or "none"
         return TestResult(

@@ -45,9 +45,10 @@ def test_every_verdict_matches_the_label(game: Path, tmp_path: Path) -> None:
     assert not wrong, json.dumps(wrong, indent=1)
     assert set(result["tests"]) == set(TEST_IDS)
     # The calibration names what was found, as the contract's JSON requires.
-    if expected["tests"]["loads"] == "PASS":
+    if expected["tests"]["loads"] == "PASS" or "grid" in expected:
         assert result["calibration"]["renderer"] == expected["renderer"]
-        assert result["calibration"]["grid"] == {"cols": 10, "rows": 20}
+        grid = expected.get("grid", {"cols": 10, "rows": 20})
+        assert result["calibration"]["grid"] == grid
     for control, key in expected.get("controls", {}).items():
         if key is not None and result["calibration"]["controls"][control] is not None:
             assert result["calibration"]["controls"][control] == key or control == "rotate", control

@@ -1,0 +1,91 @@
+"""Fields that real agent-written games draw and the first bot misread.
+
+A canvas field of another size (12x20) must be found as such, not forced into 10x20; a
+lattice of boxes that includes a visible floor row (210 cells) must lose that row; a
+field whose only counter is labelled "Lines" has a score. Pure logic: no browser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bench_pipeline.bot.geometry import BoardGeometry, canvas_lattice, trim_walls
+from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL
+
+
+def _cells(cols: range, rows: range, pitch: int = 30, x0: int = 0, y0: int = 0) -> list:
+    return [
+        ("fill", x0 + c * pitch + 1, y0 + r * pitch + 1, pitch - 2, pitch - 2)
+        for r in rows
+        for c in cols
+        if (r + c) % 3
+    ]
+
+
+def test_a_12x20_field_in_a_wider_canvas_is_found_with_its_size() -> None:
+    # canvas 540x600: a background fill of it all, the field's fill, then the cells.
+    draws = [("fill", 0, 0, 540, 600), ("fill", 0, 0, 360, 600), *_cells(range(12), range(15, 20))]
+    found = canvas_lattice(540, 600, draws)
+    assert found is not None
+    x, y, w, h, _how, cols, rows = found
+    assert (x, y, w, h, cols, rows) == (0, 0, 360, 600, 12, 20)
+
+
+def test_a_10x20_field_is_still_10x20() -> None:
+    draws = [("fill", 0, 0, 450, 600), ("fill", 0, 0, 300, 600), *_cells(range(10), range(16, 20))]
+    found = canvas_lattice(450, 600, draws)
+    assert found is not None
+    assert found[5:] == (10, 20)
+    assert found[:4] == (0, 0, 300, 600)
+
+
+def _lattice(rows: int, cols: int = 10) -> BoardGeometry:
+    return BoardGeometry("dom", 0, 0, cols * 26, rows * 26, cols, rows, "test")
+
+
+PAGE = np.array([244.0, 241.0, 234.0])
+FLOOR = np.array([107.0, 107.0, 107.0])
+
+
+def _background(rows: int, floor_rows: int = 0, cols: int = 10) -> np.ndarray:
+    bg = np.broadcast_to(PAGE, (rows, cols, 3)).copy()
+    if floor_rows:
+        bg[-floor_rows:] = FLOOR
+    return bg
+
+
+def test_a_floor_row_under_the_field_is_trimmed() -> None:
+    found = trim_walls(_lattice(21), _background(21, floor_rows=1), 40.0)
+    assert found is not None
+    trimmed, what = found
+    assert (trimmed.cols, trimmed.rows) == (10, 20)
+    assert trimmed.height == 20 * 26 and trimmed.y == 0
+    assert "1 floor row" in what
+
+
+def test_wall_columns_beside_the_field_are_trimmed() -> None:
+    bg = _background(21, floor_rows=1, cols=12)
+    bg[:, 0] = FLOOR
+    bg[:, -1] = FLOOR
+    found = trim_walls(_lattice(21, cols=12), bg, 40.0)
+    assert found is not None
+    trimmed, _ = found
+    assert (trimmed.cols, trimmed.rows) == (10, 20)
+    assert trimmed.x == 26
+
+
+def test_a_uniform_field_of_another_size_is_left_as_it_is() -> None:
+    assert trim_walls(_lattice(21), _background(21), 40.0) is None
+
+
+def test_a_10x20_field_is_never_trimmed() -> None:
+    assert trim_walls(_lattice(20), _background(20, floor_rows=1), 40.0) is None
+
+
+def test_score_labels_in_the_prompt_languages() -> None:
+    for label in ("Score", "Punkte", "Puntos", "Points", "スコア", "得分", "分数"):
+        assert SCORE_LABEL.search(label), label
+    for label in ("Lines", "Zeilen", "Líneas", "Lignes", "ライン", "消除行数"):
+        assert LINES_LABEL.search(label) and NOT_SCORE.search(label), label
+    for label in ("Level", "Stufe", "Nivel", "Niveau", "レベル", "等级", "Best", "最高"):
+        assert NOT_SCORE.search(label) and not SCORE_LABEL.search(label), label
