@@ -39,6 +39,7 @@ QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
 # A game that throws while loading may do so only on some loads: reload up to this many
 # times in all before judging it.
 MAX_LOADS = 3
+EXTRA_PLAY_S = 12.0  # play past the endurance window while no row was completed yet
 GAME_OVER_DIALOG = re.compile(
     r"game\s*over|you\s+los|game\s+ended|spiel\s+(vorbei|beendet)|juego\s+terminado|"
     r"fin\s+del\s+juego|fin\s+de\s+(la\s+)?partie|partie\s+termin|ゲームオーバー|游戏结束",
@@ -123,6 +124,7 @@ class Bot:
         self.first_game_over_at: float | None = None
         self.watch_faint = False  # after the threshold was tuned on the first piece
         self.loads = 1  # page loads it took to get a game that starts
+        self.down_held = False  # the soft drop works while the down key is held, not tapped
         # A lattice that included a floor row or wall columns: (as located, trimmed).
         self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
 
@@ -647,9 +649,39 @@ class Bot:
                     return
             elif after and min(r for r, _ in after) < top:
                 continue  # a new piece: this key dropped it all the way (a hard drop)
+            if self._held_drop(key):
+                return
         self.evidence.add(
             self.log.now(), "soft_drop", "fail", "no key moved the piece down faster than gravity"
         )
+
+    def _held_drop(self, key: str, hold_s: float = 0.45) -> bool:
+        """Hold `key` down for a moment: some games drop faster only while it is held
+        (they read the key's state on their own tick, and a tap falls between ticks)."""
+        start = self.active(self.read())
+        if len(start) != 4 or self._room(start) < 4:
+            return False
+        t0 = time.monotonic()
+        self.s.key_down(key, "try soft drop")
+        try:
+            self.s.wait(hold_s)
+            after = self.active(self.read())
+        finally:
+            self.s.key_up(key)
+        elapsed = time.monotonic() - t0
+        shift = self._shift(start, after)
+        by_gravity = elapsed / self.gravity_s_per_row if self.gravity_s_per_row else 0.0
+        if not (shift and shift[0] >= by_gravity + 2):
+            return False
+        self.controls["down"] = key
+        self.down_held = True
+        self.evidence.add(
+            self.log.now(),
+            "soft_drop",
+            "pass",
+            f"{key!r} held down: {shift[0]} rows in {elapsed:.2f}s (gravity: {by_gravity:.1f})",
+        )
+        return True
 
     def _drops_at_once(self, key: str, cells: set[B.Cell]) -> bool:
         """Press `key` once: True (and the hard drop recorded) when the piece is then on
@@ -843,14 +875,35 @@ class Bot:
         if not (self.controls["down"] or self.gravity_s_per_row):
             return  # no gravity and no down key: this piece will never land
         end = time.monotonic() + limit
-        current = cells
         landing = B.drop(self.stack, cells)
-        last_move = time.monotonic()
         stuck_after = max(1.2, 2.5 * (self.gravity_s_per_row or 0.0))
+        held = self.down_held and self.controls["down"]
+        if held:
+            self.s.key_down(held, "soft drop")
+        try:
+            landing = self._follow_fall(cells, landing, end, stuck_after, pressing=not held)
+        finally:
+            if held:
+                self.s.key_up(held)
+        self.after_landing(landing, wait=max(2.0, 2.5 * (self.gravity_s_per_row or 0.5)))
+
+    def _follow_fall(
+        self,
+        cells: set[B.Cell],
+        landing: set[B.Cell],
+        end: float,
+        stuck_after: float,
+        pressing: bool,
+    ) -> set[B.Cell]:
+        """Read until the piece reaches its landing cells (soft-dropping it when `pressing`);
+        returns where it landed."""
+        assert self.stack is not None
+        current = cells
+        last_move = time.monotonic()
         while time.monotonic() < end and self.time_left() > 0:
             if time.monotonic() - last_move > stuck_after:
                 break  # it no longer moves: landed and waiting to lock, or the game is over
-            if self.controls["down"]:
+            if pressing and self.controls["down"]:
                 # Two presses a read: more could push the next piece down before it is seen.
                 for _ in range(2):
                     self.s.press(self.controls["down"], "soft drop")
@@ -869,7 +922,7 @@ class Bot:
                 current = now
                 landing = B.drop(self.stack, now)
             self.s.wait(0.05)
-        self.after_landing(landing, wait=max(2.0, 2.5 * (self.gravity_s_per_row or 0.5)))
+        return landing
 
     def steer(self, cells: set[B.Cell], target: B.Placement) -> set[B.Cell]:
         if self.controls["rotate"] and B.normalize(cells) != target.shape:
@@ -912,15 +965,17 @@ class Bot:
         if len(cells) != 4:
             return False
         self.sync_stack(cells)
-        assert self.stack is not None
         if not topping_out:
-            target = B.best_placement(
-                self.stack, cells, can_rotate=self.controls["rotate"] is not None
-            )
-            if target is not None:
-                cells = self.steer(cells, target)
+            cells = self._steer_to_best(cells)
         self.drop_or_wait(cells)
         return True
+
+    def _steer_to_best(self, cells: set[B.Cell]) -> set[B.Cell]:
+        """Steer the piece to the heuristic's best placement with the controls known."""
+        if self.stack is None or not (self.controls["left"] or self.controls["right"]):
+            return cells
+        target = B.best_placement(self.stack, cells, can_rotate=self.controls["rotate"] is not None)
+        return cells if target is None else self.steer(cells, target)
 
     def _drop_partial_piece(self) -> bool:
         """Hard-drop a piece only partly in view (topping out): nothing is judged on it.
@@ -1060,7 +1115,7 @@ class Bot:
         last_numbers = 0.0
         misses = 0
         last_piece_at = self.log.now()
-        while time.monotonic() < window_end and self.time_left() > 0:
+        while self._keep_playing(window_end) and self.time_left() > 0:
             if time.monotonic() - last_numbers > 1.0:
                 self.s.poll_numbers()
                 last_numbers = time.monotonic()
@@ -1091,6 +1146,17 @@ class Bot:
                 self.pauses.append((last_piece_at - 0.5, self.log.now()))
                 self.first_game_over_at = None
                 misses = 0
+
+    def _keep_playing(self, window_end: float) -> bool:
+        """Until the window closes; past it, while no row was completed yet (for at most
+        EXTRA_PLAY_S): calibrating the controls of a slow game can take most of the window,
+        and a line clear (and a score that counts only lines) needs some real play."""
+        now = time.monotonic()
+        if now < window_end:
+            return True
+        return (
+            self.lines_cleared == 0 and not self.clears_broken and now < window_end + EXTRA_PLAY_S
+        )
 
     def top_out(self, limit: float = 14.0) -> None:
         """Drop pieces without steering until the stack reaches the top, then watch the end."""

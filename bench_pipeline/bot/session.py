@@ -160,6 +160,25 @@ class GameSession:
         except PlaywrightError as error:
             self._gone(error)
 
+    def key_down(self, key: str, purpose: str = "") -> None:
+        """Hold `key` down (until `key_up`): games that drop faster only while the key is
+        held read the key's state, not its presses."""
+        if self.gone:
+            raise PageGone("page is gone")
+        self.log.actions.append((self.log.now(), key, f"{purpose} (held)"))
+        try:
+            self.page.keyboard.down(key)
+        except PlaywrightError as error:
+            self._gone(error)
+
+    def key_up(self, key: str) -> None:
+        if self.gone:
+            return
+        try:
+            self.page.keyboard.up(key)
+        except PlaywrightError as error:
+            self._gone(error)
+
     def wait(self, seconds: float) -> None:
         if seconds > 0:
             time.sleep(seconds)
