@@ -122,6 +122,7 @@ def _play(bot: Bot) -> None:
         bot.observe_gravity,
         lambda: bot.discover_horizontal("left", ("ArrowLeft", "a", "j", "h"), -1),
         lambda: bot.discover_horizontal("right", ("ArrowRight", "d", "l"), +1),
+        bot.discover_deferred_horizontal,
         bot.discover_soft_drop,
         bot.discover_hard_drop,
         bot.discover_rotate,
@@ -204,6 +205,7 @@ def evaluate(
                             _play(bot)
                         except PageGone as gone:
                             log.note(f"stopped interacting: {gone}")
+                            bot.game_over_before_gone()
                         except Exception as error:
                             # A game the bot did not foresee must not crash the evaluation:
                             # what was observed until here still yields verdicts.

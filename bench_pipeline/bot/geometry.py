@@ -61,6 +61,30 @@ def _whole_cells(length: float, pitch: float) -> int | None:
     return n if n >= 1 and abs(length / pitch - n) <= 0.2 else None
 
 
+def _field_columns(
+    squares: Sequence[tuple[float, float, float, float]],
+    x: float,
+    y: float,
+    h: float,
+    pitch: float,
+    cols: int,
+) -> tuple[float, float, int]:
+    """The window of COLS columns (x, width, COLS) of a wide lattice that holds the most
+    drawn cells; among equals, one at an edge of the lattice, then the leftmost."""
+
+    def count(k: int) -> int:
+        x0, x1 = x + k * pitch, x + (k + COLS) * pitch
+        return sum(
+            x0 - 1 <= s[0] and s[0] + s[2] <= x1 + 1 and y - 1 <= s[1] <= y + h for s in squares
+        )
+
+    best = min(
+        range(cols - COLS + 1),
+        key=lambda k: (-count(k), 0 if k in (0, cols - COLS) else 1, k),
+    )
+    return x + best * pitch, COLS * pitch, COLS
+
+
 def canvas_lattice(
     backing_w: float, backing_h: float, draws: Sequence[Sequence[Any]]
 ) -> tuple[float, float, float, float, str, int, int] | None:
@@ -110,6 +134,11 @@ def canvas_lattice(
         fields = []
         for x, y, w, h in [*big, (0, 0, backing_w, backing_h)]:
             cols, rows = _whole_cells(w, pitch), _whole_cells(h, pitch)
+            if cols and rows and cols > COLS and cols >= 0.75 * rows:
+                # Too wide for a field: a canvas with the field and a side panel (next,
+                # hold, score) in one background. The field is the 10 columns holding
+                # the most drawn cells, across the whole height.
+                x, w, cols = _field_columns(same, x, y, h, pitch, cols)
             if not (
                 cols
                 and rows

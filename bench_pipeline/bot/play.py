@@ -42,7 +42,8 @@ MAX_LOADS = 3
 EXTRA_PLAY_S = 12.0  # play past the endurance window while no row was completed yet
 GAME_OVER_DIALOG = re.compile(
     r"game\s*over|you\s+los|game\s+ended|spiel\s+(vorbei|beendet)|juego\s+terminado|"
-    r"fin\s+del\s+juego|fin\s+de\s+(la\s+)?partie|partie\s+termin|ゲームオーバー|游戏结束",
+    r"fin\s+del\s+juego|fin\s+de\s+(la\s+)?partie|partie\s+termin|ゲームオーバー|游戏结束|"
+    r"게임\s*(오버|종료|결과)",
     re.IGNORECASE,
 )
 
@@ -127,6 +128,8 @@ class Bot:
         self.down_held = False  # the soft drop works while the down key is held, not tapped
         # A lattice that included a floor row or wall columns: (as located, trimmed).
         self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
+        # A direction whose probe waited for the other one (the piece spawned at that wall).
+        self.deferred_horizontal: tuple[str, tuple[str, ...], int] | None = None
 
     # ---- small helpers ---------------------------------------------------------------
     def time_left(self) -> float:
@@ -335,26 +338,28 @@ class Bot:
         )
         if self._something_started(before, auto_watch) or self._static_piece_moves():
             self.start_mechanism = "auto"
+        elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
+            self.start_mechanism = f"click:{clicked}"
+        elif quick:
+            return False  # a page that threw on load: load it again first
         else:
-            for button in s.evaluate("window.__bench.startButtons()", []) or []:
-                self.log.note(f"trying start button {button['text']!r}")
-                try:
-                    s.page.click(button["selector"], timeout=2000)
-                except Exception as error:
-                    self.log.note(f"click failed: {str(error).splitlines()[0]}")
-                    continue
-                self._unfocus()
-                if self._something_started(before, button_watch):
-                    self.start_mechanism = f"click:{button['text']}"
-                    break
-            else:
-                if quick:
-                    return False  # a page that threw on load: load it again first
+            menu = self._choose_menu_item()
+            if menu is not None:
+                # The field (or a Start button) may only now be shown: learn it again.
+                self._dismiss_overlays()
+                self._locate()
+                before = self._learn_empty_field()
+                if self._something_started(before, auto_watch):
+                    self.start_mechanism = f"menu:{menu}"
+                elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
+                    self.start_mechanism = f"menu:{menu} then click:{clicked}"
+            if self.start_mechanism is None:
                 for key in START_KEYS:
                     self._unfocus()
                     s.press(key, "start")
                     if self._something_started(before, 1.2):
-                        self.start_mechanism = f"key:{'Space' if key == ' ' else key}"
+                        prefix = f"menu:{menu} then " if menu else ""
+                        self.start_mechanism = f"{prefix}key:{'Space' if key == ' ' else key}"
                         break
                 else:
                     if s.geometry is not None:
@@ -368,9 +373,15 @@ class Bot:
         self.log.note(f"started: {self.start_mechanism}")
         self._relearn_after_start()
         cells = self.wait_piece(4.0, need=3)
+        detail = f"first piece {sorted(cells)}"
+        if len(cells) < 3:
+            # The first piece need not be a tetromino (games with pentominoes or longer
+            # bars): a group of cells seen falling with no input shows the game running.
+            cells = self._falling_group(3.0)
+            detail = f"first piece {sorted(cells)} ({len(cells)} cells, seen falling)"
         if len(cells) >= 3:
             self.started_at = self.log.now()
-            self.evidence.add(self.started_at, "starts", "pass", f"first piece {sorted(cells)}")
+            self.evidence.add(self.started_at, "starts", "pass", detail)
             # The distances of the read that found the piece: a new screenshot could show
             # it a row lower, half of its cells background, and the threshold halved.
             distances = s.last_distances
@@ -384,6 +395,63 @@ class Bot:
             self.log.now(), "starts", "fail", "the field changed but no piece appeared"
         )
         return False
+
+    def _falling_group(self, timeout: float) -> set[B.Cell]:
+        """A loose group of 3 to 9 cells seen one or more rows lower, same shape and
+        columns, on a later read (a falling piece that is no tetromino), else empty."""
+        end = time.monotonic() + timeout
+        earlier: list[set[B.Cell]] = []
+        while time.monotonic() < end and self.time_left() > 0:
+            frame = self.read()
+            stack = self.stack if self.stack is not None else self.empty()
+            groups = [g for g in B.components(frame.filled & ~stack) if 3 <= len(g) <= 9]
+            for group in groups:
+                top, left = min(r for r, _ in group), min(c for _, c in group)
+                for old in earlier:
+                    if (
+                        B.normalize(old) == B.normalize(group)
+                        and min(c for _, c in old) == left
+                        and min(r for r, _ in old) < top
+                    ):
+                        return group
+            earlier = (earlier + groups)[-12:]
+            self.s.wait(0.1)
+        return set()
+
+    def _click_start_buttons(self, before: np.ndarray | None, watch: float) -> str | None:
+        """Click each start button in turn; the text of the one after which the field
+        changed, else None."""
+        s = self.s
+        for button in s.evaluate("window.__bench.startButtons()", []) or []:
+            self.log.note(f"trying start button {button['text']!r}")
+            try:
+                s.page.click(button["selector"], timeout=2000)
+            except Exception as error:
+                self.log.note(f"click failed: {str(error).splitlines()[0]}")
+                continue
+            self._unfocus()
+            if self._something_started(before, watch):
+                return str(button["text"])
+        return None
+
+    def _choose_menu_item(self) -> str | None:
+        """Choose the first entry of a game-mode menu (Marathon / Sprint, Easy / Hard): some
+        games show the field and their Start button only after a mode was chosen."""
+        items = self.s.evaluate("window.__bench.menuButtons()", []) or []
+        if not items:
+            return None
+        item = items[0]
+        self.log.note(
+            f"choosing {item['text']!r} in a menu of {[i['text'] for i in items]} to reach the start"
+        )
+        try:
+            self.s.page.click(item["selector"], timeout=2000)
+        except Exception as error:
+            self.log.note(f"click failed: {str(error).splitlines()[0]}")
+            return None
+        self._unfocus()
+        self.s.wait(0.4)
+        return str(item["text"])
 
     def _static_piece_moves(self) -> bool:
         """A game without gravity shows a piece that only moves on input: nudge it."""
@@ -434,11 +502,16 @@ class Bot:
         slow). A field that has not changed for 3 s will bring none: give up then."""
         end = time.monotonic() + timeout
         began = self.log.now()
+        extended = False
         while time.monotonic() < end and self.time_left() > 0:
             last_change = self.log.frames[-1].t if self.log.frames else began
             if self.log.now() - max(last_change, began) > 3.0:
                 break
             cells = self.wait_piece(min(1.5, max(0.1, end - time.monotonic())))
+            if not extended and len(cells) != 4 and self._big_piece_falling():
+                # A piece that is no tetromino (5 or more cells) is on its way down: it
+                # takes a whole fall before the next one comes.
+                end, extended = end + 6.0, True
             if len(cells) == 4 and max(r for r, _ in cells) < (self.empty().shape[0] * 0.6):
                 return cells
             if len(cells) == 4 and self.controls["hard_drop"]:
@@ -449,6 +522,14 @@ class Bot:
             elif len(cells) == 4 and not self.gravity_s_per_row:
                 return cells  # nothing brings the next piece: use this one where it is
         return set()
+
+    def _big_piece_falling(self) -> bool:
+        """The last read shows a loose group of 5 to 9 cells: a piece of another size."""
+        if self.last_frame is None:
+            return False
+        stack = self.stack if self.stack is not None else self.empty()
+        loose = self.last_frame.filled & ~stack
+        return any(5 <= len(g) <= 9 for g in B.components(loose))
 
     def observe_gravity(self) -> None:
         """Watch a piece with no input: it should fall. The rate is taken between two falls,
@@ -503,6 +584,14 @@ class Bot:
             cells = self.fresh_piece()
             if not cells:
                 return
+            away = self._away_from_wall(cells, sign)
+            if away is None and self.deferred_horizontal is None:
+                # A piece that spawns against this wall cannot show the move: find the
+                # other direction first, then come back with room to move.
+                self.deferred_horizontal = (name, keys, sign)
+                self.log.note(f"{name}: the piece is against the {name} wall; tried later")
+                return
+            cells = away or cells
 
             def moved(frame: Frame, cells: set[B.Cell] = cells) -> bool:
                 shift = self._shift(cells, self.active(frame))
@@ -522,6 +611,32 @@ class Bot:
         self.evidence.add(
             self.log.now(), f"move_{name}", "fail", f"none of {list(keys)} moved the piece {name}"
         )
+
+    def discover_deferred_horizontal(self) -> None:
+        """The direction set aside because the piece was against that wall, if any."""
+        if self.deferred_horizontal is not None:
+            name, keys, sign = self.deferred_horizontal
+            if self.controls[name] is None:
+                self.discover_horizontal(name, keys, sign)
+
+    def _away_from_wall(self, cells: set[B.Cell], sign: int) -> set[B.Cell] | None:
+        """`cells` when the piece can move towards `sign`; else the piece moved off that
+        wall with the other direction's key, when it is known and works; else None."""
+        cols = self.empty().shape[1]
+        edge = min(c for _, c in cells) if sign < 0 else max(c for _, c in cells)
+        if edge != (0 if sign < 0 else cols - 1):
+            return cells
+        other = self.controls["right" if sign < 0 else "left"]
+        if other is None:
+            return None
+        now = cells
+        for _ in range(2):
+            after = self.active(self.press_and_read(other, "move away from the wall", 0.1))
+            if self._shift(now, after) is None:
+                break
+            now = after
+        shift = self._shift(cells, now)
+        return now if shift and shift[1] * sign <= -1 else None
 
     def discover_rotate(self) -> None:
         tried = 0
@@ -1221,6 +1336,30 @@ class Bot:
         for key in (self.controls["left"], self.controls["right"], self.controls["down"]):
             if key:
                 self.press_and_read(key, "is the game still alive?", 0.1)
+
+    def game_over_before_gone(self) -> None:
+        """The page stopped answering (a loop of dialogs at the end, say) right after a
+        game-over dialog while the stack was at the top: that was the game over."""
+        if self.evidence.has("game_over", "pass") or self.evidence.has("game_over", "fail"):
+            return
+        frame = self.last_frame
+        if frame is None or not frame.filled.any():
+            return
+        rows = frame.filled.shape[0]
+        height = rows - int(np.nonzero(frame.filled.any(axis=1))[0].min())
+        if max(height, self.stack_height()) < rows - 4:
+            return
+        for t, _kind, message in self.log.dialogs:
+            if t >= frame.t - 3.0 and GAME_OVER_DIALOG.search(message):
+                self.evidence.add(
+                    t,
+                    "game_over",
+                    "pass",
+                    f"stack {height}/{rows} high, then dialog:{message[:60]!r} "
+                    "(and the page stopped answering)",
+                )
+                self._mark_over()
+                return
 
     def _mark_over(self) -> None:
         if self.first_game_over_at is None:

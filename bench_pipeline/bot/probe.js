@@ -95,6 +95,38 @@
     return parts.join(" > ");
   };
 
+  // A block of boxes whose columns (or rows) are not evenly spaced is several lattices
+  // side by side: a field with a next-piece or hold box next to it, a frame's width
+  // apart. Split it where the spacing jumps.
+  const splitAxis = (block, axis) => {
+    const vals = [...new Set(block.map((b) => Math.round(b[axis])))].sort((a, b) => a - b);
+    const pos = vals.filter((v, i) => i === 0 || v - vals[i - 1] > 2);
+    if (pos.length < 3) return [block];
+    const gaps = pos.slice(1).map((v, i) => v - pos[i]);
+    const typical = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)];
+    const cuts = [];
+    gaps.forEach((g, i) => {
+      if (g > typical + Math.max(3, 0.15 * typical)) cuts.push((pos[i] + pos[i + 1]) / 2);
+    });
+    if (!cuts.length) return [block];
+    const parts = cuts.map(() => []).concat([[]]);
+    for (const b of block) {
+      let k = 0;
+      while (k < cuts.length && b[axis] > cuts[k]) k++;
+      parts[k].push(b);
+    }
+    return parts.filter((part) => part.length);
+  };
+  const splitIrregular = (block) => {
+    let parts = [block];
+    for (let round = 0; round < 3; round++) {
+      const next = parts.flatMap((b) => splitAxis(b, "x")).flatMap((b) => splitAxis(b, "y"));
+      if (next.length === parts.length) break;
+      parts = next;
+    }
+    return parts;
+  };
+
   // Groups of equal-sized small boxes laid on a lattice: the cells of a DOM or SVG board.
   const lattices = (elements, kind) => {
     // Group boxes by size, allowing a few pixels of difference (borders at the edges of a
@@ -144,7 +176,7 @@
             }
           }
         }
-        blocks.push(block);
+        blocks.push(...splitIrregular(block));
       }
       for (const block of blocks) {
         const xs = [...new Set(block.map((b) => Math.round(b.x)))].sort((a, b) => a - b);
@@ -307,6 +339,7 @@
       "fin\\s+del\\s+juego", "juego\\s+terminado", "partida\\s+terminada",
       "fin\\s+de\\s+(?:la\\s+)?partie", "partie\\s+termin[ée]e", "jeu\\s+termin[ée]",
       "ゲームオーバー", "ゲーム終了", "游戏结束", "遊戲結束", "游戏失败",
+      "게임\\s*오버", "게임\\s*종료",
     ].join("|"),
     "i"
   );
@@ -331,7 +364,9 @@
         "jugar", "empezar", "comenzar", "iniciar", "nuevo\\s+juego", "nueva\\s+partida", "reiniciar", "volver\\s+a\\s+jugar",
         "jouer", "commencer", "d[ée]marrer", "nouvelle\\s+partie", "recommencer", "rejouer", "lancer",
       ].join("|") +
-      ")(?![\\p{L}\\d])|スタート|開始|はじめ|始め|プレイ|ゲーム開始|もう一度|リスタート|开始|重新开始|再玩|再来|新游戏)",
+      ")(?![\\p{L}\\d])|スタート|開始|はじめ|始め|プレイ|ゲーム開始|もう一度|リスタート|开始|重新开始|再玩|再来|新游戏|" +
+      // Korean: start, game start, start again, new game, play.
+      "게임\\s*시작|시작|다시\\s*시작|다시\\s*하기|새\\s*게임|플레이)",
     "iu"
   );
   B.startButtons = () => {
@@ -360,6 +395,7 @@
         "cerrar", "entendido", "continuar", "vale", "de\\s+acuerdo", "aceptar",
         "fermer", "compris", "j'ai\\s+compris", "continuer", "d'accord",
         "閉じる", "わかった", "わかりました", "了解", "続ける", "关闭", "知道了", "确定", "好的", "继续",
+        "닫기", "확인", "계속",
       ].join("|") +
       ")[\\s.!]*$",
     "iu"
@@ -389,6 +425,35 @@
       }
     } catch (e) {}
     return out;
+  };
+
+  // A menu of game modes shown before the field (Marathon / Sprint / Ultra, Easy / Hard):
+  // two or more enabled buttons alike (same tag and class), each with a short label, none
+  // of them a way to start, close or configure. Choosing one is a step towards the start.
+  // Links are left alone (they may leave the page).
+  const NOT_A_MODE = new RegExp(
+    "setting|option|help|about|credit|leader|high\\s*score|rank|score|sound|music|audio|mute|volume|" +
+      "quit|exit|back|menu|pause|control|share|login|sign|language|theme|reset|" +
+      "einstellung|hilfe|ajustes|ayuda|opciones|param[eè]tre|aide|設定|ヘルプ|设置|帮助|설정|도움",
+    "iu"
+  );
+  B.menuButtons = () => {
+    const groups = new Map();
+    try {
+      const els = document.querySelectorAll("button, [role=button], input[type=button]");
+      for (const el of els) {
+        if (el.disabled || !visible(el) || el.closest("a")) continue;
+        const text = (el.innerText || el.value || el.getAttribute("aria-label") || "").trim();
+        if (!text || text.length > 24 || !LETTER.test(text) || START.test(text) || CLOSE.test(text)) continue;
+        if (NOT_A_MODE.test(text)) continue;
+        const key = `${el.tagName}.${el.className}`;
+        if (!groups.has(key)) groups.set(key, []);
+        groups.get(key).push({ text, selector: pathOf(el) });
+      }
+    } catch (e) {}
+    const menus = [...groups.values()].filter((g) => g.length >= 2 && g.length <= 8);
+    menus.sort((a, b) => b.length - a.length);
+    return menus.length ? menus[0] : [];
   };
 
   B.pageText = () => (document.body ? (document.body.innerText || "").slice(0, 2000) : "");

@@ -89,3 +89,14 @@ def test_score_labels_in_the_prompt_languages() -> None:
         assert LINES_LABEL.search(label) and NOT_SCORE.search(label), label
     for label in ("Level", "Stufe", "Nivel", "Niveau", "レベル", "等级", "Best", "最高"):
         assert NOT_SCORE.search(label) and not SCORE_LABEL.search(label), label
+
+
+def test_a_field_and_its_side_panel_on_one_background_is_the_field_only() -> None:
+    # canvas 820x900 (20x22 cells of 41px) filled as one: the field is the left 10x22,
+    # the right half holds a next piece; most drawn cells are in the field.
+    field = _cells(range(10), range(14, 22), pitch=41)
+    preview = [("fill", 14 * 41, 4 * 41 + k * 41, 41, 41) for k in range(4)]
+    found = canvas_lattice(820, 900, [("fill", 0, 0, 820, 900), *field, *preview])
+    assert found is not None
+    x, y, w, _h, _how, cols, rows = found
+    assert (x, y, w, cols, rows) == (0, 0, 410, 10, 22)
