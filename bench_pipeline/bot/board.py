@@ -111,6 +111,29 @@ def drop(stack: np.ndarray, cells: Iterable[Cell]) -> set[Cell]:
         current = lower
 
 
+def ghost_of(rest: np.ndarray, piece: Iterable[Cell], loose: np.ndarray) -> set[Cell] | None:
+    """The ghost of `piece` drawn as solid cells, if there is one.
+
+    `rest` is the field without the piece; `loose` its cells not known to be stack. The
+    ghost is the piece moved straight down, all of its cells loose, exactly where the piece
+    would land on the rest without them."""
+    piece = set(piece)
+    if not piece:
+        return None
+    rows = rest.shape[0]
+    for d in range(1, rows):
+        ghost = {(r + d, c) for r, c in piece}
+        if any(r >= rows for r, _ in ghost):
+            return None
+        if all(r >= 0 and loose[r, c] for r, c in ghost):
+            without = rest.copy()
+            for cell in ghost:
+                without[cell] = False
+            if drop(without, piece) == ghost:
+                return ghost
+    return None
+
+
 def clear_full_rows(board: np.ndarray) -> tuple[np.ndarray, int]:
     full = board.all(axis=1)
     n = int(full.sum())

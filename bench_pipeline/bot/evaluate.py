@@ -120,9 +120,7 @@ def _play(bot: Bot) -> None:
         return
     steps = (
         bot.observe_gravity,
-        lambda: bot.discover_horizontal("left", ("ArrowLeft", "a", "j", "h"), -1),
-        lambda: bot.discover_horizontal("right", ("ArrowRight", "d", "l"), +1),
-        bot.discover_deferred_horizontal,
+        bot.discover_moves,
         bot.discover_soft_drop,
         bot.discover_hard_drop,
         bot.discover_rotate,

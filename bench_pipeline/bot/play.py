@@ -128,8 +128,9 @@ class Bot:
         self.down_held = False  # the soft drop works while the down key is held, not tapped
         # A lattice that included a floor row or wall columns: (as located, trimmed).
         self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
-        # A direction whose probe waited for the other one (the piece spawned at that wall).
-        self.deferred_horizontal: tuple[str, tuple[str, ...], int] | None = None
+        # Probed keys that paused the game (pressed again, it went on): no control.
+        self.pause_keys: set[str] = set()
+        self.saw_ghost = False  # a ghost piece drawn as solid cells was seen
 
     # ---- small helpers ---------------------------------------------------------------
     def time_left(self) -> float:
@@ -174,6 +175,8 @@ class Bot:
         stack = self.stack if self.stack is not None else self.empty()
         if any(len(g) == 4 for g in B.components(frame.filled & ~stack)):
             return False
+        if stack.sum() >= 4 and not (frame.filled & stack).any():
+            return False  # the whole stack is gone from view: an overlay (a pause) covers it
         cells = faint_piece(distances, colours, frame.filled, stack)
         if cells is None:
             return False
@@ -228,6 +231,75 @@ class Bot:
             self.s.wait(0.04)
             frame = self.read()
         return frame
+
+    # ---- pauses -------------------------------------------------------------------
+    def _falls(self, window: float) -> bool:
+        """Within `window` s the piece falls (the same shape lower) or a new one appears
+        higher up: gravity is running. A rotation or a one-off redraw (a pause banner) is
+        not enough."""
+        end = time.monotonic() + window
+        first: set[B.Cell] | None = None
+        while time.monotonic() < end and self.time_left() > 0:
+            now = self.active(self.read())
+            if len(now) == 4:
+                if first is None:
+                    first = now
+                else:
+                    shift = self._shift(first, now)
+                    if (shift and shift[0] >= 1) or (
+                        min(r for r, _ in now) < min(r for r, _ in first)
+                    ):
+                        return True
+            self.s.wait(0.05)
+        return False
+
+    def _fall_window(self) -> float:
+        return min(3.0, 2.5 * (self.gravity_s_per_row or 0.0) + 0.3)
+
+    def _check_not_paused(self, key: str) -> bool:
+        """After a probe of `key` that did not do what was tried: is gravity still
+        running? A key that paused the game (P, Enter, Space in some games) is pressed
+        again to resume it and remembered as no control; the still field meanwhile is the
+        bot's doing, not a freeze. Only told where gravity was measured."""
+        if not self.gravity_s_per_row or key in self.controls.values():
+            return True
+        if self._falls(self._fall_window()):
+            return True
+        return self._toggle_back([key])
+
+    def _toggle_back(self, keys: list[str]) -> bool:
+        """Press each key once more (most suspect first): True, and the key recorded as a
+        pause toggle, when gravity runs again after it."""
+        still_since = self.log.frames[-1].t if self.log.frames else self.log.now()
+        for key in keys:
+            if self.time_left() < 5:
+                return False
+            self.s.press(key, "toggle back (did it pause the game?)")
+            self.s.wait(0.1)
+            if self._falls(self._fall_window()):
+                self.pause_keys.add(key)
+                self.pauses.append((still_since - 0.5, self.log.now()))
+                self.log.note(
+                    f"{'Space' if key == ' ' else key!r} paused the game: pressed again, it "
+                    "went on (a pause toggle, not a control)"
+                )
+                return True
+        return False
+
+    def _resume(self) -> bool:
+        """The field stands still though gravity was seen: one of the keys pressed just
+        before (not a known control) may have paused the game; press them again."""
+        if not self.gravity_s_per_row or not self.log.frames:
+            return False
+        since = self.log.frames[-1].t - 1.5
+        known = set(self.controls.values())
+        recent: list[str] = []
+        for t, key, purpose in reversed(self.log.actions):
+            if t < since:
+                break
+            if key not in known and key not in recent and not purpose.startswith("toggle"):
+                recent.append(key)
+        return bool(recent) and self._toggle_back(recent[:3])
 
     # ---- phase 1: start --------------------------------------------------------------
     def _something_started(self, before: np.ndarray | None, window: float) -> bool:
@@ -506,6 +578,9 @@ class Bot:
         while time.monotonic() < end and self.time_left() > 0:
             last_change = self.log.frames[-1].t if self.log.frames else began
             if self.log.now() - max(last_change, began) > 3.0:
+                if self._resume():
+                    began = self.log.now()
+                    continue
                 break
             cells = self.wait_piece(min(1.5, max(0.1, end - time.monotonic())))
             if not extended and len(cells) != 4 and self._big_piece_falling():
@@ -579,19 +654,52 @@ class Bot:
             min(c for _, c in after) - min(c for _, c in before),
         )
 
-    def discover_horizontal(self, name: str, keys: tuple[str, ...], sign: int) -> None:
+    def discover_moves(self) -> None:
+        """Left, then right; a left probe put off because the piece was against the left
+        wall (a game spawning in the top-left corner) is made once right is known."""
+        deferred = not self.discover_horizontal("left", LEFT_KEYS, -1, defer=True)
+        self.discover_horizontal("right", RIGHT_KEYS, +1)
+        if deferred:
+            self.discover_horizontal("left", LEFT_KEYS, -1)
+
+    def _away_from_wall(self, cells: set[B.Cell], sign: int) -> set[B.Cell] | None:
+        """The piece, moved off the wall on the side `sign` when it touches it (with the
+        opposite control, if known); None when it touches it and cannot be moved off."""
+        cols = self.empty().shape[1]
+        at_wall = (
+            (min(c for _, c in cells) == 0) if sign < 0 else (max(c for _, c in cells) == cols - 1)
+        )
+        if not at_wall:
+            return cells
+        away = self.controls["right" if sign < 0 else "left"]
+        if away is None or away in self.pause_keys:
+            return None
+        for _ in range(2):
+            self.s.press(away, "off the wall")
+            self.s.wait(0.03)
+        now = self.active(self.press_and_read(away, "off the wall"))
+        if len(now) == 4 and B.normalize(now) == B.normalize(cells) and now != cells:
+            return now
+        return None
+
+    def discover_horizontal(
+        self, name: str, keys: tuple[str, ...], sign: int, defer: bool = False
+    ) -> bool:
+        """False only when `defer` and the piece stood against that wall: not tried."""
         for key in keys:
+            if key in self.pause_keys:
+                continue
             cells = self.fresh_piece()
             if not cells:
-                return
-            away = self._away_from_wall(cells, sign)
-            if away is None and self.deferred_horizontal is None:
-                # A piece that spawns against this wall cannot show the move: find the
-                # other direction first, then come back with room to move.
-                self.deferred_horizontal = (name, keys, sign)
-                self.log.note(f"{name}: the piece is against the {name} wall; tried later")
-                return
-            cells = away or cells
+                return True
+            moved_off = self._away_from_wall(cells, sign)
+            if moved_off is None:
+                if defer:
+                    self.log.note(f"move {name}: the piece is against the {name} wall; later")
+                    return False
+                self.log.note(f"move {name}: the piece is against the {name} wall")
+                return True
+            cells = moved_off
 
             def moved(frame: Frame, cells: set[B.Cell] = cells) -> bool:
                 shift = self._shift(cells, self.active(frame))
@@ -607,42 +715,18 @@ class Bot:
                     "pass",
                     f"{key!r} moved the piece {shift[1]:+d} column(s)",
                 )
-                return
+                return True
+            self._check_not_paused(key)
         self.evidence.add(
             self.log.now(), f"move_{name}", "fail", f"none of {list(keys)} moved the piece {name}"
         )
-
-    def discover_deferred_horizontal(self) -> None:
-        """The direction set aside because the piece was against that wall, if any."""
-        if self.deferred_horizontal is not None:
-            name, keys, sign = self.deferred_horizontal
-            if self.controls[name] is None:
-                self.discover_horizontal(name, keys, sign)
-
-    def _away_from_wall(self, cells: set[B.Cell], sign: int) -> set[B.Cell] | None:
-        """`cells` when the piece can move towards `sign`; else the piece moved off that
-        wall with the other direction's key, when it is known and works; else None."""
-        cols = self.empty().shape[1]
-        edge = min(c for _, c in cells) if sign < 0 else max(c for _, c in cells)
-        if edge != (0 if sign < 0 else cols - 1):
-            return cells
-        other = self.controls["right" if sign < 0 else "left"]
-        if other is None:
-            return None
-        now = cells
-        for _ in range(2):
-            after = self.active(self.press_and_read(other, "move away from the wall", 0.1))
-            if self._shift(now, after) is None:
-                break
-            now = after
-        shift = self._shift(cells, now)
-        return now if shift and shift[1] * sign <= -1 else None
+        return True
 
     def discover_rotate(self) -> None:
         tried = 0
         for key in ROTATE_KEYS:
-            if key in self.controls.values():
-                continue  # already known to move or drop the piece
+            if key in self.controls.values() or key in self.pause_keys:
+                continue  # already known to move or drop the piece, or to pause the game
             # A piece that lands (and is replaced) before the press shows says nothing
             # about the key: try it again on the next piece.
             for _ in range(3):
@@ -654,6 +738,7 @@ class Bot:
                     return
                 if outcome == "kept":
                     tried += 1
+                    self._check_not_paused(key)
                     break
                 self.log.note(f"rotate: the piece was replaced while trying {key!r}; again")
         if tried:
@@ -732,7 +817,7 @@ class Bot:
 
     def discover_soft_drop(self) -> None:
         for key in DOWN_KEYS:
-            if key in self.controls.values():
+            if key in self.controls.values() or key in self.pause_keys:
                 continue
             cells = self.fresh_piece()
             if not cells:
@@ -764,7 +849,8 @@ class Bot:
                     return
             elif after and min(r for r, _ in after) < top:
                 continue  # a new piece: this key dropped it all the way (a hard drop)
-            if self._held_drop(key):
+            self._check_not_paused(key)
+            if key not in self.pause_keys and self._held_drop(key):
                 return
         self.evidence.add(
             self.log.now(), "soft_drop", "fail", "no key moved the piece down faster than gravity"
@@ -831,11 +917,15 @@ class Bot:
         if self.controls["hard_drop"] is not None:
             return  # the down key turned out to be a hard drop
         for key in HARD_DROP_KEYS:
-            if key in (
-                self.controls["left"],
-                self.controls["right"],
-                self.controls["rotate"],
-                self.controls["down"],
+            if (
+                key
+                in (
+                    self.controls["left"],
+                    self.controls["right"],
+                    self.controls["rotate"],
+                    self.controls["down"],
+                )
+                or key in self.pause_keys
             ):
                 continue
             cells = self.fresh_piece()
@@ -844,6 +934,7 @@ class Bot:
             if self.try_hard_drop(key, cells):
                 self.controls["hard_drop"] = key
                 return
+            self._check_not_paused(key)
         self.evidence.add(
             self.log.now(), "hard_drop", "fail", "no key dropped a piece to its landing row at once"
         )
@@ -877,15 +968,47 @@ class Bot:
 
     # ---- phase 3: play ---------------------------------------------------------------
     def _matches(self, frame: Frame, expected: np.ndarray) -> bool:
-        """The frame is `expected` plus at most one new piece near the top."""
+        """The frame is `expected` plus at most one new piece near the top (and that
+        piece's ghost, where a game draws it as solid cells)."""
         missing = expected & ~frame.filled
+        if missing.any():
+            return False
         extra = frame.filled & ~expected
         rows = np.nonzero(extra)[0]
-        return (
-            not missing.any()
-            and extra.sum() <= 4
-            and (rows.size == 0 or rows.max() < SPAWN_ROWS + 2)
-        )
+        if extra.sum() <= 4 and (rows.size == 0 or rows.max() < SPAWN_ROWS + 2):
+            # Where ghosts are solid, the piece still falling above its own ghost looks
+            # like a landed piece and a new one: a new piece shows its ghost too, unless
+            # it is already where it would land.
+            if not self.saw_ghost or not extra.any():
+                return True
+            piece = B.cells_of(extra)
+            return B.drop(expected, piece) == piece
+        if extra.sum() > 8:
+            return False
+        pieces = [
+            g for g in B.components(extra) if len(g) == 4 and min(r for r, _ in g) < SPAWN_ROWS
+        ]
+        if not pieces:
+            return False
+        piece = min(pieces, key=lambda g: min(r for r, _ in g))
+        rest = frame.filled & ~B.mask_of(piece, extra.shape)
+        ghost = B.ghost_of(rest, piece, extra & rest)
+        return ghost is not None and int(extra.sum()) == 8
+
+    def _without_ghost(self, rest: np.ndarray, piece: set[B.Cell], known: np.ndarray) -> np.ndarray:
+        """`rest` (the field without the falling piece) without that piece's ghost, when it
+        is drawn as solid cells: only cells not in the `known` stack can be the ghost."""
+        if len(piece) != 4:
+            return rest
+        ghost = B.ghost_of(rest, piece, rest & ~known)
+        if ghost is None:
+            return rest
+        if not self.saw_ghost:
+            self.saw_ghost = True
+            self.log.note(
+                f"the piece's ghost is drawn as solid cells at {sorted(ghost)}: not stack"
+            )
+        return rest & ~B.mask_of(ghost, rest.shape)
 
     def after_landing(self, landed: set[B.Cell], wait: float = 2.0) -> None:
         """After a piece was dropped: follow lock, line clears and the next spawn."""
@@ -967,6 +1090,8 @@ class Bot:
         for group in top_piece[:1]:
             for r, c in group:
                 filled[r, c] = False
+            known = self.stack if self.stack is not None else np.zeros_like(filled)
+            filled = self._without_ghost(filled, group, known)
         self.stack = filled
         self.log.note("resynchronised the stack with the field")
 
@@ -1066,7 +1191,10 @@ class Bot:
         """The stack is what the field shows minus the falling piece: a model that drifted
         (a piece we did not see land, a clear we missed) is corrected at every piece."""
         if self.last_frame is not None:
-            self.stack = self.last_frame.filled & ~B.mask_of(cells, self.last_frame.filled.shape)
+            filled = self.last_frame.filled
+            rest = filled & ~B.mask_of(cells, filled.shape)
+            known = self.stack if self.stack is not None else np.zeros_like(filled)
+            self.stack = self._without_ghost(rest, set(cells), known)
 
     def play_piece(self, topping_out: bool = False) -> bool:
         if topping_out and self.controls["hard_drop"]:
@@ -1291,7 +1419,7 @@ class Bot:
                 return
             if not self.play_piece(topping_out=True):
                 high = peak >= rows - 6
-                if high and self.field_static(2.0):
+                if high and self.field_static(max(2.0, 4 * (self.gravity_s_per_row or 0.0))):
                     signal = self.game_over_signal()
                     detail = f" and the game showed {signal}" if signal else ""
                     self.evidence.add(
@@ -1326,6 +1454,8 @@ class Bot:
             return False
         last_change = self.log.frames[-1].t
         if self.log.now() - last_change <= seconds:
+            return False
+        if self._resume():
             return False
         if sum(1 for t, _k, _p in self.log.actions if t > last_change + 0.5) < 3:
             self.nudge()  # make sure it is the game that does not react, not the bot idling

@@ -218,6 +218,16 @@ def score(o: Observed) -> TestResult:
                 f"the game stopped reacting at {dead:.1f}s after {locks} placed piece(s): "
                 "too little play to judge the score",
             )
+    scores = [s for s in series if not labels[s] or not NOT_SCORE.search(labels[s])]
+    if scores and not o.bot.lines_cleared:
+        # Many games score only line clears: a score shown that stood still while no row
+        # was completed says nothing against it.
+        s = scores[0]
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"{labels[s] or 'a number'!r} stayed {series[s][-1]} over {o.bot.locks} placed "
+            "pieces, but no line was cleared (a game may score only line clears)",
+        )
     if o.bot.locks >= 4 or o.bot.lines_cleared:
         seen = ", ".join(f"{labels[s] or s}={series[s][-1]}" for s in list(series)[:4]) or "none"
         return TestResult(

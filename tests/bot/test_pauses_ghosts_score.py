@@ -1,0 +1,77 @@
+"""Pure logic behind three bot fixes: solid ghost pieces, and the score verdict when no
+line was cleared (a game may score only line clears)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from bench_pipeline.bot import board as B
+from bench_pipeline.bot.contract import Verdict
+from bench_pipeline.bot.verdicts import score
+
+
+def _field(rows: list[str]) -> np.ndarray:
+    return np.array([[ch == "#" for ch in row] for row in rows], dtype=bool)
+
+
+def test_a_solid_ghost_under_the_piece_is_found() -> None:
+    field = _field(
+        [
+            "...#......",
+            "..###.....",
+            "..........",
+            "..........",
+            "...#......",
+            "..###.....",
+            "##########",
+        ]
+    )
+    piece = {(0, 3), (1, 2), (1, 3), (1, 4)}
+    rest = field & ~B.mask_of(piece, field.shape)
+    known = _field(["." * 10] * 6 + ["#" * 10])
+    assert B.ghost_of(rest, piece, rest & ~known) == {(4, 3), (5, 2), (5, 3), (5, 4)}
+
+
+def test_a_landed_piece_known_as_stack_is_no_ghost() -> None:
+    field = _field(["....##....", "....##....", "..........", "....##....", "....##...."])
+    piece = {(0, 4), (0, 5), (1, 4), (1, 5)}
+    rest = field & ~B.mask_of(piece, field.shape)
+    assert B.ghost_of(rest, piece, rest & ~rest) is None  # all of it is known stack
+
+
+def _observed(numbers: list[tuple[float, str, str, int]], locks: int, lines: int):
+    bot = SimpleNamespace(
+        s=SimpleNamespace(geometry=object()),
+        started_at=1.0,
+        locks=locks,
+        lock_times=[2.0 + i for i in range(locks)],
+        lines_cleared=lines,
+        score_source=None,
+        evidence=SimpleNamespace(has=lambda *_: False),
+    )
+    log = SimpleNamespace(
+        numbers=numbers,
+        frames=[],
+        actions=[],
+        reads=[],
+        frozen_at=None,
+        crashed_at=None,
+        navigated_away_at=None,
+    )
+    return SimpleNamespace(bot=bot, log=log)
+
+
+def test_a_score_still_at_zero_with_no_line_cleared_is_inconclusive() -> None:
+    o = _observed([(1.0, "dom:#s", "Score", 0), (9.0, "dom:#s", "Score", 0)], locks=9, lines=0)
+    assert score(o).verdict is Verdict.INCONCLUSIVE
+
+
+def test_a_score_still_at_zero_after_a_line_clear_fails() -> None:
+    o = _observed([(1.0, "dom:#s", "Score", 0), (9.0, "dom:#s", "Score", 0)], locks=9, lines=1)
+    assert score(o).verdict is Verdict.FAIL
+
+
+def test_no_number_at_all_over_many_pieces_still_fails() -> None:
+    assert score(_observed([], locks=9, lines=0)).verdict is Verdict.FAIL
