@@ -40,6 +40,15 @@ PROBE = (Path(__file__).parent / "probe.js").read_text()
 HARD_CAP_S = 120.0
 TOP_OUT_S = 14.0
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon")
+# What the browser says when a sound cannot play: its file is missing (offline, or not in
+# the checkout), autoplay is refused before a user gesture, or a pause() interrupted a
+# play() still loading. Like a failed resource load, that is not the game's code failing.
+IGNORED_PAGE_ERRORS = (
+    "The play() request was interrupted",
+    "play() failed because the user didn't interact",
+    "no supported source",
+    "The element has no supported sources",
+)
 # What Chromium logs when a page reaches for a local file; recorded as a blocked attempt.
 FILE_ACCESS_MESSAGES = ("Not allowed to load local resource", 'URL scheme "file"')
 
@@ -94,7 +103,15 @@ def _attach_listeners(page, log: EventLog, containment: Containment | None = Non
         log.note("the page crashed")
 
     page.on("console", on_console)
-    page.on("pageerror", lambda error: log.page_errors.append((log.now(), str(error)[:300])))
+
+    def on_page_error(error) -> None:
+        text = str(error)[:300]
+        if any(marker in text for marker in IGNORED_PAGE_ERRORS):
+            log.ignored_console.append((log.now(), text))
+        else:
+            log.page_errors.append((log.now(), text))
+
+    page.on("pageerror", on_page_error)
     page.on("dialog", on_dialog)
     page.on("crash", on_crash)
 

@@ -25,7 +25,7 @@ LEFT_KEYS = ("ArrowLeft", "a", "j", "h")
 RIGHT_KEYS = ("ArrowRight", "d", "l")
 # Rotation is also found on Q/E and A/D (when the arrows move the piece).
 ROTATE_KEYS = ("ArrowUp", "x", "z", "w", "q", "e", "a", "d", "i", "k")
-DOWN_KEYS = ("ArrowDown", "s", "k", "j")
+DOWN_KEYS = ("ArrowDown", "s", "k", "j", " ")  # Space last: more often a hard drop
 HARD_DROP_KEYS = (" ", "ArrowUp", "w", "Enter", "i", "Shift")
 START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
 SPAWN_ROWS = 5  # a new piece appears with cells in the top rows
@@ -1095,11 +1095,11 @@ class Bot:
         self.stack = filled
         self.log.note("resynchronised the stack with the field")
 
-    def drop_or_wait(self, cells: set[B.Cell]) -> None:
+    def drop_or_wait(self, cells: set[B.Cell], hurry: bool = False) -> None:
         if self.controls["hard_drop"]:
             self.drop_piece(cells)
         else:
-            self.wait_piece_lands(cells)
+            self.wait_piece_lands(cells, presses=4 if hurry else 2)
 
     def drop_piece(self, cells: set[B.Cell]) -> None:
         self.sync_stack(cells)
@@ -1109,7 +1109,7 @@ class Bot:
         self.s.wait(0.05)
         self.after_landing(landing)
 
-    def wait_piece_lands(self, cells: set[B.Cell], limit: float = 8.0) -> None:
+    def wait_piece_lands(self, cells: set[B.Cell], limit: float = 8.0, presses: int = 2) -> None:
         """No hard drop: soft-drop (or let gravity do it) until the piece lands."""
         assert self.stack is not None
         if not (self.controls["down"] or self.gravity_s_per_row):
@@ -1121,7 +1121,9 @@ class Bot:
         if held:
             self.s.key_down(held, "soft drop")
         try:
-            landing = self._follow_fall(cells, landing, end, stuck_after, pressing=not held)
+            landing = self._follow_fall(
+                cells, landing, end, stuck_after, presses=0 if held else presses
+            )
         finally:
             if held:
                 self.s.key_up(held)
@@ -1133,19 +1135,20 @@ class Bot:
         landing: set[B.Cell],
         end: float,
         stuck_after: float,
-        pressing: bool,
+        presses: int,
     ) -> set[B.Cell]:
-        """Read until the piece reaches its landing cells (soft-dropping it when `pressing`);
-        returns where it landed."""
+        """Read until the piece reaches its landing cells, soft-dropping it with `presses`
+        presses a read; returns where it landed."""
         assert self.stack is not None
         current = cells
         last_move = time.monotonic()
         while time.monotonic() < end and self.time_left() > 0:
             if time.monotonic() - last_move > stuck_after:
                 break  # it no longer moves: landed and waiting to lock, or the game is over
-            if pressing and self.controls["down"]:
-                # Two presses a read: more could push the next piece down before it is seen.
-                for _ in range(2):
+            if presses and self.controls["down"]:
+                # Two presses a read in play: more could push the next piece down before it
+                # is seen. Topping out judges nothing on the pieces: it hurries.
+                for _ in range(presses):
                     self.s.press(self.controls["down"], "soft drop")
                     self.s.wait(0.02)
             frame = self.read()
@@ -1210,7 +1213,7 @@ class Bot:
         self.sync_stack(cells)
         if not topping_out:
             cells = self._steer_to_best(cells)
-        self.drop_or_wait(cells)
+        self.drop_or_wait(cells, hurry=topping_out)
         return True
 
     def _steer_to_best(self, cells: set[B.Cell]) -> set[B.Cell]:

@@ -308,6 +308,20 @@
         const r = el.getBoundingClientRect();
         out.push({ source: `${el.closest("svg") ? "svg" : "dom"}:${pathOf(el)}`, value, label: labelOf(el, text), x: r.left, y: r.top });
       }
+      // Numbers shown as the value of a form field (<input id=score disabled>, <output>).
+      for (const el of document.querySelectorAll("input, output, progress, meter")) {
+        if (out.length >= 200) break;
+        const type = (el.getAttribute("type") || "text").toLowerCase();
+        if (el.tagName === "INPUT" && !["text", "number", ""].includes(type)) continue;
+        const text = String(el.value ?? el.textContent ?? "").trim();
+        if (!text || text.length > 40 || !visible(el)) continue;
+        const value = parseNumber(text);
+        if (value === null) continue;
+        const r = el.getBoundingClientRect();
+        const aria = el.getAttribute("aria-label") || el.getAttribute("name") || el.id || "";
+        const label = labelOf(el, text) || (LETTER.test(aria) ? aria.slice(0, 30) : "");
+        out.push({ source: `dom:${pathOf(el)}`, value, label, x: r.left, y: r.top });
+      }
       // Canvas text, latest value per canvas position.
       const latest = new Map();
       for (const [index, text, x, y] of B.texts) latest.set(`canvas${index}@${Math.round(x)},${Math.round(y)}`, { index, text, x, y });

@@ -326,7 +326,8 @@ def no_errors(o: Observed) -> TestResult:
             Verdict.INCONCLUSIVE, f"the page stopped answering at {frozen:.1f}s, before any play"
         )
     ignored = (
-        f" ({len(o.log.ignored_console)} failed resource loads ignored)"
+        f" ({len(o.log.ignored_console)} failed resource loads or sounds that could not play"
+        " ignored)"
         if o.log.ignored_console
         else ""
     )
