@@ -134,11 +134,14 @@ def canvas_lattice(
         fields = []
         for x, y, w, h in [*big, (0, 0, backing_w, backing_h)]:
             cols, rows = _whole_cells(w, pitch), _whole_cells(h, pitch)
+            narrowed = 0
             if cols and rows and cols > COLS and cols >= 0.75 * rows:
                 # Too wide for a field: a canvas with the field and a side panel (next,
                 # hold, score) in one background. The field is the 10 columns holding
-                # the most drawn cells, across the whole height.
+                # the most drawn cells, across the whole height; a drawn rectangle that
+                # holds as many cells is the field's own and is preferred (a 12x20 field).
                 x, w, cols = _field_columns(same, x, y, h, pitch, cols)
+                narrowed = 1
             if not (
                 cols
                 and rows
@@ -151,9 +154,9 @@ def canvas_lattice(
                 x - 1 <= s[0] and s[0] + s[2] <= x + w + 1 and y - 1 <= s[1] <= y + h for s in same
             )
             if inside:
-                fields.append((-inside, w * h, (x, y, w, h, cols, rows)))
+                fields.append((-inside, narrowed, w * h, (x, y, w, h, cols, rows)))
         if fields:
-            x, y, w, h, cols, rows = min(fields)[2]
+            x, y, w, h, cols, rows = min(fields)[3]
             return x, y, w, h, f"canvas rect {w:.0f}x{h:.0f}, cell {pitch:.0f}px", cols, rows
         # A board inside a larger canvas with no rectangle of its own: take the squares'
         # lattice, 10 x 20 pitches anchored on the lowest, leftmost drawn cells.

@@ -100,3 +100,17 @@ def test_a_field_and_its_side_panel_on_one_background_is_the_field_only() -> Non
     assert found is not None
     x, y, w, _h, _how, cols, rows = found
     assert (x, y, w, cols, rows) == (0, 0, 410, 10, 22)
+
+
+def test_a_12x20_field_drawn_beside_a_wide_panel_keeps_its_12_columns() -> None:
+    # canvas 540x600 (18x20 cells: the field and a panel in one background), the field's
+    # own 360x600 fill, and cells only in its middle ten columns: not narrowed to 10.
+    draws = [
+        ("fill", 0, 0, 540, 600),
+        ("fill", 0, 0, 360, 600),
+        *_cells(range(1, 11), range(15, 20)),
+    ]
+    found = canvas_lattice(540, 600, draws)
+    assert found is not None
+    assert found[5:] == (12, 20)
+    assert found[:4] == (0, 0, 360, 600)
