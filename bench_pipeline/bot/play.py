@@ -125,6 +125,7 @@ class Bot:
         self.first_game_over_at: float | None = None
         self.watch_faint = False  # after the threshold was tuned on the first piece
         self.loads = 1  # page loads it took to get a game that starts
+        self.overlay: np.ndarray | None = None  # cells drawn over the field, not play
         self.down_held = False  # the soft drop works while the down key is held, not tapped
         # A lattice that included a floor row or wall columns: (as located, trimmed).
         self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
@@ -137,18 +138,25 @@ class Bot:
         return self.deadline - time.monotonic()
 
     def read(self) -> Frame:
-        frame = self.s.read()
+        frame = self._masked(self.s.read())
         if self.watch_faint and self._lowered_for_faint_piece(frame):
-            frame = self.s.read()
+            frame = self._masked(self.s.read())
         for _ in range(2):
             if self._settled(frame):
                 break
             # Caught mid-animation (a piece gliding between cells, a flash): a moment
             # later the same piece is on whole cells.
             self.s.wait(0.04)
-            frame = self.s.read()
+            frame = self._masked(self.s.read())
         self.last_frame = frame
         return frame
+
+    def _masked(self, frame: Frame) -> Frame:
+        """The frame without the cells of an overlay drawn over the field (a copy: the
+        event log keeps what the screen showed)."""
+        if self.overlay is None or frame.filled.shape != self.overlay.shape:
+            return frame
+        return Frame(frame.t, frame.filled & ~self.overlay)
 
     def _settled(self, frame: Frame) -> bool:
         """No loose group of more than four cells, nor four cells that are no tetromino:
@@ -461,12 +469,37 @@ class Bot:
                 distances = s.distances(s.sample())
             s.tune_threshold(np.array([distances[r, c] for r, c in cells]))
             self.log.note(f"cell threshold {s.threshold:.0f} (half the first piece's distance)")
+            self._mask_overlay(cells)
             self.watch_faint = True
             return True
         self.evidence.add(
             self.log.now(), "starts", "fail", "the field changed but no piece appeared"
         )
         return False
+
+    def _mask_overlay(self, piece: set[B.Cell]) -> None:
+        """Cells filled on three reads at the start that are not the first piece (nor next
+        to where it was or fell meanwhile) are something drawn over the field (a score, a title), not
+        play: they are masked from then on. With an empty stack at the start, a cell
+        standing still off the piece can be nothing else."""
+        if len(piece) != 4 or B.identify(piece) is None:
+            return  # only a whole first piece tells what is not the piece
+        s = self.s
+        static = s.read().filled.copy()
+        for _ in range(2):
+            s.wait(0.25)
+            static &= s.read().filled
+        near = np.zeros_like(static)
+        rows, cols = near.shape
+        for r, c in piece:
+            # Where it is, may have fallen to, or turned into: never masked.
+            near[max(r - 1, 0) : min(r + 5, rows), max(c - 1, 0) : min(c + 2, cols)] = True
+        static &= ~near
+        # Only a few cells near the top: many or low ones would be a real stack.
+        where = np.nonzero(static)[0]
+        if 0 < static.sum() <= 3 * cols and where.max() < SPAWN_ROWS:
+            self.overlay = static
+            self.log.note(f"{int(static.sum())} cells drawn over the field masked (an overlay)")
 
     def _falling_group(self, timeout: float) -> set[B.Cell]:
         """A loose group of 3 to 9 cells seen one or more rows lower, same shape and
