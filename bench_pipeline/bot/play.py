@@ -181,7 +181,11 @@ class Bot:
         if distances is None or colours is None:
             return False
         stack = self.stack if self.stack is not None else self.empty()
-        if any(len(g) == 4 for g in B.components(frame.filled & ~stack)):
+        # A whole piece in the air is the falling one. A whole piece resting on the floor
+        # or the stack may be one whose landing the bot did not follow (a probe kept it
+        # busy): it is no reason not to look for a faint piece entering the field.
+        loose = B.components(frame.filled & ~stack)
+        if any(len(g) == 4 and B.drop(stack, g) != g for g in loose):
             return False
         if stack.sum() >= 4 and not (frame.filled & stack).any():
             return False  # the whole stack is gone from view: an overlay (a pause) covers it
