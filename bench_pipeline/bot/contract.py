@@ -115,3 +115,15 @@ __all__ = [
     "TestResult",
     "Verdict",
 ]
+
+
+def contract_start(mechanism: str | None) -> str | None:
+    """The start mechanism in the contract's form (`auto`, `click:...`, `key:...`).
+
+    A game started through a mode menu is recorded as `menu:<item>` or `menu:<item> then
+    click:<button>`; the contract names only the last step (choosing the item is a click).
+    The whole path stays in the evaluation's notes."""
+    if mechanism is None or not mechanism.startswith("menu:"):
+        return mechanism
+    item, _, last = mechanism.removeprefix("menu:").partition(" then ")
+    return last or f"click:{item}"

@@ -30,7 +30,7 @@ from bench_pipeline.bot.browser import (
     chromium_executable,
 )
 from bench_pipeline.bot.contain import Containment, contained_browser, install_guard
-from bench_pipeline.bot.contract import Calibration, Evaluation
+from bench_pipeline.bot.contract import Calibration, Evaluation, contract_start
 from bench_pipeline.bot.play import Bot
 from bench_pipeline.bot.session import EventLog, GameSession, PageGone
 from bench_pipeline.bot.verdicts import Observed, derive_all
@@ -248,7 +248,7 @@ def evaluate(
             calibration.cols, calibration.rows = g.cols, g.rows
             calibration.board_rect = g.rect()
             calibration.locator = g.locator
-        calibration.start = bot.start_mechanism
+        calibration.start = contract_start(bot.start_mechanism)
         calibration.controls = dict(bot.controls)
         calibration.score_source = bot.score_source
     evaluation = Evaluation(

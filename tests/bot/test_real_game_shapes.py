@@ -114,3 +114,14 @@ def test_a_12x20_field_drawn_beside_a_wide_panel_keeps_its_12_columns() -> None:
     assert found is not None
     assert found[5:] == (12, 20)
     assert found[:4] == (0, 0, 360, 600)
+
+
+def test_a_menu_start_is_reported_in_the_contracts_form() -> None:
+    from bench_pipeline.bot.contract import contract_start
+
+    assert contract_start("menu:Enduro then click:Start") == "click:Start"
+    assert contract_start("menu:Enduro then key:Enter") == "key:Enter"
+    assert contract_start("menu:Enduro") == "click:Enduro"
+    assert contract_start("click:Jugar") == "click:Jugar"
+    assert contract_start("auto") == "auto"
+    assert contract_start(None) is None
