@@ -38,7 +38,6 @@ from bench_pipeline.warehouse.budget import ArtifactBudget
 
 PROBE = (Path(__file__).parent / "probe.js").read_text()
 HARD_CAP_S = 120.0
-TOP_OUT_S = 14.0
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon")
 # What the browser says when a sound cannot play: its file is missing (offline, or not in
 # the checkout), autoplay is refused before a user gesture, or a pause() interrupted a
@@ -149,10 +148,6 @@ def _play(bot: Bot) -> None:
         step()
     log.note(f"controls: {bot.controls}")
     bot.play_window()
-    bot.s.poll_numbers()
-    # Soft-dropping to the top takes longer than hard-dropping.
-    bot.top_out(TOP_OUT_S if bot.controls["hard_drop"] else TOP_OUT_S * 1.5)
-    bot.s.poll_numbers()
 
 
 def evaluate(

@@ -39,7 +39,10 @@ QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
 # A game that throws while loading may do so only on some loads: reload up to this many
 # times in all before judging it.
 MAX_LOADS = 3
-EXTRA_PLAY_S = 12.0  # play past the endurance window while no row was completed yet
+EXTRA_PLAY_S = 8.0  # play past the endurance window while no row was completed yet
+TOP_OUT_S = 6.0  # a top-out with a hard drop (soft-dropping takes 1.6 times as long)
+TOP_OUT_MIN_S = 13.0  # the least time a top-out is given (with a hard drop; 1.6x without)
+FINISH_AFTER_WINDOW_S = 20.0  # all play after the endurance window ends this soon after it
 GAME_OVER_DIALOG = re.compile(
     r"game\s*over|you\s+los|game\s+ended|spiel\s+(vorbei|beendet)|juego\s+terminado|"
     r"fin\s+del\s+juego|fin\s+de\s+(la\s+)?partie|partie\s+termin|ゲームオーバー|游戏结束|"
@@ -132,6 +135,7 @@ class Bot:
         # Probed keys that paused the game (pressed again, it went on): no control.
         self.pause_keys: set[str] = set()
         self.saw_ghost = False  # a ghost piece drawn as solid cells was seen
+        self.last_piece_at: float | None = None  # log time the last piece played began
 
     # ---- small helpers ---------------------------------------------------------------
     def time_left(self) -> float:
@@ -1237,6 +1241,13 @@ class Bot:
             self.stack = self._without_ghost(rest, set(cells), known)
 
     def play_piece(self, topping_out: bool = False) -> bool:
+        began = self.log.now()
+        if self._play_piece(topping_out):
+            self.last_piece_at = began
+            return True
+        return False
+
+    def _play_piece(self, topping_out: bool) -> bool:
         if topping_out and self.controls["hard_drop"]:
             # Topping out needs no whole piece: one that spawns above the field and shows
             # a row at a time is dropped as soon as a cell of it shows.
@@ -1392,19 +1403,75 @@ class Bot:
             self.s.press(" " if key == "Space" else key, "start after reload")
 
     def play_window(self) -> None:
-        """Play with the heuristic until the endurance window closes."""
+        """Play through the endurance window and top the game out at its end.
+
+        The top-out is timed to end with the window (then the game is restarted if time
+        is left), so that an evaluation lasts about the window rather than the window and
+        a top-out after it. A game that completed no row yet is first played on past the
+        window for a while (EXTRA_PLAY_S): calibrating a slow game's controls can take
+        most of the window, and `line_clear` (and a score that counts only lines) needs
+        some real play. Everything after the window ends by FINISH_AFTER_WINDOW_S."""
         assert self.started_at is not None
         window_end = self.log.t0 + self.started_at + self.endurance_s
+        finish_by = min(window_end + FINISH_AFTER_WINDOW_S, self.deadline)
+        budget = self.top_out_budget()
+        if not self._play_until(window_end - budget):
+            return
+        if self.lines_cleared == 0 and not self.clears_broken:
+            # Leave the top-out twice its budget: a slow one still ends in a game over.
+            extra_end = min(window_end + EXTRA_PLAY_S, finish_by - 2 * budget)
+            if not self._play_until(extra_end, until_a_line=True):
+                return
+        self.s.poll_numbers()
+        self.log.note(
+            f"topping out ({budget:.0f}s budgeted, {window_end - time.monotonic():.1f}s of the window left)"
+        )
+        # A soft-dropped top-out can take 20 s: it is never cut shorter than its old
+        # fixed length, so that game_over is still observed.
+        self.top_out(max(finish_by - time.monotonic(), TOP_OUT_MIN_S * (budget / TOP_OUT_S)))
+        self.s.poll_numbers()
+        over_at = self.first_game_over_at
+        if time.monotonic() > window_end - 1.0:
+            return
+        if over_at is None:
+            # No game over (the top of the field was emptied, say): play the window out.
+            self._play_until(window_end)
+            return
+        # The game ended inside the window: start again and play the window out, so that
+        # endurance is judged on the whole window. From the last change of the field to
+        # the restart is the game over, not a freeze.
+        still_from = self.log.frames[-1].t if self.log.frames else over_at
+        if self.last_piece_at is not None:
+            still_from = min(still_from, self.last_piece_at)
+        if not self.restart():
+            self.log.note("the game could not be restarted after the top-out")
+            return
+        self.pauses.append((min(still_from, over_at) - 0.5, self.log.now()))
+        self.first_game_over_at = None
+        self._play_until(window_end)
+
+    def top_out_budget(self) -> float:
+        """Seconds a top-out takes: dropping pieces on one column until the stack reaches
+        the top, then watching the end. Soft-dropping to the top takes longer."""
+        return TOP_OUT_S if self.controls["hard_drop"] else TOP_OUT_S * 1.6
+
+    def _play_until(self, end: float, until_a_line: bool = False) -> bool:
+        """Play pieces with the heuristic until the monotonic time `end` (or, with
+        `until_a_line`, until a row is completed). False when play cannot go on: the field
+        no longer reacts, or the game ended and could not be restarted."""
         last_numbers = 0.0
         misses = 0
-        last_piece_at = self.log.now()
-        while self._keep_playing(window_end) and self.time_left() > 0:
+        # A game that ended while the last stretch of play closed is seen ending here.
+        last_piece_at = self.last_piece_at if self.last_piece_at is not None else self.log.now()
+        while time.monotonic() < end and self.time_left() > 0:
+            if until_a_line and (self.lines_cleared or self.clears_broken):
+                return True
             if time.monotonic() - last_numbers > 1.0:
                 self.s.poll_numbers()
                 last_numbers = time.monotonic()
             if self.stalled():
                 self.log.note("the field no longer reacts to input: stopping play")
-                return
+                return False
             piece_began = self.log.now()
             if self.play_piece():
                 misses = 0
@@ -1424,22 +1491,12 @@ class Bot:
                         f"stack reached the top and the game showed {signal}",
                     )
                 if not self.restart():
-                    return
+                    return False
                 # From the last piece played to the restart: a game over, not a freeze.
                 self.pauses.append((last_piece_at - 0.5, self.log.now()))
                 self.first_game_over_at = None
                 misses = 0
-
-    def _keep_playing(self, window_end: float) -> bool:
-        """Until the window closes; past it, while no row was completed yet (for at most
-        EXTRA_PLAY_S): calibrating the controls of a slow game can take most of the window,
-        and a line clear (and a score that counts only lines) needs some real play."""
-        now = time.monotonic()
-        if now < window_end:
-            return True
-        return (
-            self.lines_cleared == 0 and not self.clears_broken and now < window_end + EXTRA_PLAY_S
-        )
+        return True
 
     def top_out(self, limit: float = 14.0) -> None:
         """Drop pieces without steering until the stack reaches the top, then watch the end."""

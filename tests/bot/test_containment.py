@@ -187,8 +187,12 @@ def test_the_browser_flags_alone_keep_a_page_that_read_the_secret_in(
             )
             page = browser.new_page()
             page.goto(url)
-            page.wait_for_function("window.__done === true", timeout=15000)
-            shown = page.inner_text("#out")
+            # Read the text in the same evaluation that sees the page done: 300 ms later
+            # the page submits a form and navigates away (slower than that under load).
+            shown = page.wait_for_function(
+                "window.__done === true && document.getElementById('out').textContent",
+                timeout=15000,
+            ).json_value()
             page.wait_for_timeout(1500)
             browser.close()
     finally:

@@ -1,0 +1,116 @@
+"""When the bot tops a game out: timed to end with the endurance window, not after it.
+
+The schedule is pure logic over a clock, so it is checked with a fake clock and a bot whose
+moves only advance it: no browser, and no wall-clock limit in the test."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from bench_pipeline.bot import play
+from bench_pipeline.bot.play import EXTRA_PLAY_S, TOP_OUT_S, Bot
+from bench_pipeline.bot.session import EventLog
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ScriptedBot(Bot):
+    """Each piece takes a second; a line is completed at the piece `clears_at` (never when
+    None); a top-out takes `top_out_s` and ends in a game over when `ends_in_game_over`."""
+
+    def __init__(self, clock: Clock, clears_at: int | None, ends_in_game_over: bool = True):
+        log = EventLog()
+        session = SimpleNamespace(log=log, poll_numbers=lambda: None)
+        super().__init__(session, endurance_s=30.0, deadline=clock.now + 95.0)  # type: ignore[arg-type]
+        self.clock = clock
+        self.clears_at = clears_at
+        self.ends_in_game_over = ends_in_game_over
+        self.top_out_s = 4.0
+        self.pieces = 0
+        self.top_outs: list[tuple[float, float]] = []  # (log time, limit)
+        self.restarts: list[float] = []
+        self.controls["hard_drop"] = " "
+        self.started_at = log.now()
+
+    def stalled(self, seconds: float = 6.0) -> bool:
+        return False
+
+    def game_over_signal(self) -> str | None:
+        return None
+
+    def play_piece(self, topping_out: bool = False) -> bool:
+        self.clock.now += 1.0
+        self.pieces += 1
+        if self.clears_at is not None and self.pieces >= self.clears_at:
+            self.lines_cleared = 1
+        return True
+
+    def top_out(self, limit: float = 14.0) -> None:
+        self.top_outs.append((self.log.now(), limit))
+        self.clock.now += self.top_out_s
+        if self.ends_in_game_over:
+            self.first_game_over_at = self.log.now()
+
+    def restart(self) -> bool:
+        self.restarts.append(self.log.now())
+        self.clock.now += 1.0
+        return True
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(time, "monotonic", fake)
+    monkeypatch.setattr(play.time, "monotonic", fake)
+    return fake
+
+
+def test_the_top_out_ends_inside_the_window_and_the_window_is_played_out(clock: Clock) -> None:
+    bot = ScriptedBot(clock, clears_at=5)
+    window_end = bot.started_at + 30.0
+    bot.play_window()
+    assert len(bot.top_outs) == 1
+    began, _limit = bot.top_outs[0]
+    assert window_end - TOP_OUT_S <= began <= window_end - TOP_OUT_S + 1.0
+    # The game ended with time left: restarted, the pause recorded, the window played out.
+    assert len(bot.restarts) == 1
+    assert bot.first_game_over_at is None
+    (pause,) = bot.pauses
+    assert pause[0] < began + bot.top_out_s <= pause[1]
+    assert bot.log.now() >= window_end
+
+
+def test_no_line_yet_plays_past_the_window_before_topping_out(clock: Clock) -> None:
+    bot = ScriptedBot(clock, clears_at=None)
+    window_end = bot.started_at + 30.0
+    bot.play_window()
+    began, limit = bot.top_outs[0]
+    assert began >= window_end + EXTRA_PLAY_S - 1.0
+    assert limit >= 13.0  # a top-out is never cut short of a game over
+    assert bot.restarts == []  # past the window: nothing left to play out
+
+
+def test_a_line_cleared_past_the_window_ends_the_extra_play(clock: Clock) -> None:
+    bot = ScriptedBot(clock, clears_at=28)  # calibration took most of the window
+    window_end = bot.started_at + 30.0
+    bot.play_window()
+    began, _limit = bot.top_outs[0]
+    assert window_end - TOP_OUT_S <= began < window_end + 2.0
+
+
+def test_a_top_out_with_no_game_over_still_plays_the_window_out(clock: Clock) -> None:
+    bot = ScriptedBot(clock, clears_at=5, ends_in_game_over=False)
+    bot.top_out_s = 2.0
+    window_end = bot.started_at + 30.0
+    bot.play_window()
+    assert bot.restarts == []
+    assert bot.log.now() >= window_end
