@@ -40,8 +40,9 @@ QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
 # times in all before judging it.
 MAX_LOADS = 3
 EXTRA_PLAY_S = 8.0  # play past the endurance window while no row was completed yet
-TOP_OUT_S = 6.0  # a top-out with a hard drop (soft-dropping takes 1.6 times as long)
-TOP_OUT_MIN_S = 13.0  # the least time a top-out is given (with a hard drop; 1.6x without)
+TOP_OUT_S = 6.0  # a top-out with a hard drop
+TOP_OUT_MIN_S = 13.0  # the least time a top-out is given, with a hard drop
+SOFT_TOP_OUT = 1.6  # soft-dropping to the top takes this many times as long
 FINISH_AFTER_WINDOW_S = 20.0  # all play after the endurance window ends this soon after it
 GAME_OVER_DIALOG = re.compile(
     r"game\s*over|you\s+los|game\s+ended|spiel\s+(vorbei|beendet)|juego\s+terminado|"
@@ -1426,34 +1427,44 @@ class Bot:
         self.log.note(
             f"topping out ({budget:.0f}s budgeted, {window_end - time.monotonic():.1f}s of the window left)"
         )
-        # A soft-dropped top-out can take 20 s: it is never cut shorter than its old
-        # fixed length, so that game_over is still observed.
-        self.top_out(max(finish_by - time.monotonic(), TOP_OUT_MIN_S * (budget / TOP_OUT_S)))
+        # A soft-dropped top-out can take 20 s: it is never cut shorter than its
+        # minimum, so that game_over is still observed.
+        least = TOP_OUT_MIN_S * budget / TOP_OUT_S
+        self.top_out(max(finish_by - time.monotonic(), least))
         self.s.poll_numbers()
-        over_at = self.first_game_over_at
         if time.monotonic() > window_end - 1.0:
             return
-        if over_at is None:
-            # No game over (the top of the field was emptied, say): play the window out.
+        # Time is left in the window (the game ended, or the top of the field was emptied
+        # with no game over): start again if it ended, and play the window out, so that
+        # endurance is judged on the whole window.
+        if self.first_game_over_at is None or self._restart_after_game_over():
             self._play_until(window_end)
-            return
-        # The game ended inside the window: start again and play the window out, so that
-        # endurance is judged on the whole window. From the last change of the field to
-        # the restart is the game over, not a freeze.
-        still_from = self.log.frames[-1].t if self.log.frames else over_at
-        if self.last_piece_at is not None:
-            still_from = min(still_from, self.last_piece_at)
-        if not self.restart():
-            self.log.note("the game could not be restarted after the top-out")
-            return
-        self.pauses.append((min(still_from, over_at) - 0.5, self.log.now()))
-        self.first_game_over_at = None
-        self._play_until(window_end)
 
     def top_out_budget(self) -> float:
         """Seconds a top-out takes: dropping pieces on one column until the stack reaches
-        the top, then watching the end. Soft-dropping to the top takes longer."""
-        return TOP_OUT_S if self.controls["hard_drop"] else TOP_OUT_S * 1.6
+        the top, then watching the end."""
+        return TOP_OUT_S if self.controls["hard_drop"] else TOP_OUT_S * SOFT_TOP_OUT
+
+    def _restart_after_game_over(self) -> bool:
+        """Restart a game that ended; from the last piece played (or the last change of the
+        field, if earlier) to the restart is recorded as a game over, not a freeze."""
+        over_at = self.first_game_over_at
+        assert over_at is not None
+        since = min(
+            t
+            for t in (
+                over_at,
+                self.last_piece_at,
+                self.log.frames[-1].t if self.log.frames else None,
+            )
+            if t is not None
+        )
+        if not self.restart():
+            self.log.note("the game could not be restarted")
+            return False
+        self.pauses.append((since - 0.5, self.log.now()))
+        self.first_game_over_at = None
+        return True
 
     def _play_until(self, end: float, until_a_line: bool = False) -> bool:
         """Play pieces with the heuristic until the monotonic time `end` (or, with
@@ -1461,8 +1472,6 @@ class Bot:
         no longer reacts, or the game ended and could not be restarted."""
         last_numbers = 0.0
         misses = 0
-        # A game that ended while the last stretch of play closed is seen ending here.
-        last_piece_at = self.last_piece_at if self.last_piece_at is not None else self.log.now()
         while time.monotonic() < end and self.time_left() > 0:
             if until_a_line and (self.lines_cleared or self.clears_broken):
                 return True
@@ -1472,10 +1481,8 @@ class Bot:
             if self.stalled():
                 self.log.note("the field no longer reacts to input: stopping play")
                 return False
-            piece_began = self.log.now()
             if self.play_piece():
                 misses = 0
-                last_piece_at = piece_began
                 continue
             misses += 1
             signal = self.game_over_signal()
@@ -1490,11 +1497,8 @@ class Bot:
                         "pass",
                         f"stack reached the top and the game showed {signal}",
                     )
-                if not self.restart():
+                if not self._restart_after_game_over():
                     return False
-                # From the last piece played to the restart: a game over, not a freeze.
-                self.pauses.append((last_piece_at - 0.5, self.log.now()))
-                self.first_game_over_at = None
                 misses = 0
         return True
 

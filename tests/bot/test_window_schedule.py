@@ -38,6 +38,8 @@ class ScriptedBot(Bot):
         self.pieces = 0
         self.top_outs: list[tuple[float, float]] = []  # (log time, limit)
         self.restarts: list[float] = []
+        self.ended_after: int | None = None  # the game ends after this many pieces
+        self.waits_in_vain = 0
         self.controls["hard_drop"] = " "
         self.started_at = log.now()
 
@@ -48,6 +50,11 @@ class ScriptedBot(Bot):
         return None
 
     def play_piece(self, topping_out: bool = False) -> bool:
+        if self.pieces == self.ended_after and self.waits_in_vain < 2:
+            self.waits_in_vain += 1
+            self.clock.now += 2.5  # waited for a piece that did not come
+            return False
+        self.last_piece_at = self.log.now()
         self.clock.now += 1.0
         self.pieces += 1
         if self.clears_at is not None and self.pieces >= self.clears_at:
@@ -114,3 +121,14 @@ def test_a_top_out_with_no_game_over_still_plays_the_window_out(clock: Clock) ->
     bot.play_window()
     assert bot.restarts == []
     assert bot.log.now() >= window_end
+
+
+def test_a_game_over_in_play_is_a_pause_from_the_last_piece_to_the_restart(clock: Clock) -> None:
+    bot = ScriptedBot(clock, clears_at=3)
+    bot.ended_after = 10  # no piece comes after the tenth: the game ended
+    bot.play_window()
+    first = bot.pauses[0]
+    assert bot.restarts[0] == pytest.approx(bot.started_at + 10.0 + 5.0)  # two waits
+    assert first[1] == pytest.approx(bot.restarts[0] + 1.0)
+    # The tenth piece began 9 s into play: the pause starts half a second before it.
+    assert first[0] == pytest.approx(bot.started_at + 9.0 - 0.5)
