@@ -459,7 +459,9 @@ def test_codex_budget_is_enforced_before_its_turn_ends(
 def test_codex_max_turns_is_enforced_by_the_harness(
     fake_path: Path, make_task: MakeTask, bubblewrap: Sandbox
 ) -> None:
-    task = codex_task(make_task, max_turns=3)
+    # Slow lines: at full speed a loaded machine let the fake reach its end before the kill.
+    prompt = "Build a Tetris game in the browser. FAKE_SCENARIO=success FAKE_DELAY_S=0.4"
+    task = codex_task(make_task, max_turns=3, prompt=prompt)
     outcome = CodexAdapter().run(task, bubblewrap)
     assert outcome.status == "max_turns"
     assert outcome.message == "codex stopped: max turns exceeded: 4 of 3"

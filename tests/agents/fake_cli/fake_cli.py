@@ -17,6 +17,10 @@ starts from a clean environment, so an environment variable would not get throug
     hang       a few events, then sleeps forever (to be killed at the time limit)
     truncated  the whole session, but its last line cut in half, exit 0
 
+A second marker, `FAKE_DELAY_S=<seconds>`, sets the pause after each printed line (0.02 s by
+default): a test that stops the CLI mid-way uses a longer one, so that on a loaded machine
+the session cannot reach its end before the harness's kill does.
+
 Runs under the system `python3` (the sandbox's clean PATH finds that one); stdlib only.
 """
 
@@ -37,6 +41,7 @@ sys.dont_write_bytecode = True  # the fake's own folder is read-only in the sand
 HERE = Path(__file__).resolve().parent
 TRANSCRIPTS = HERE / "transcripts"
 DELAY_S = 0.02
+delay_s = DELAY_S  # set from the prompt's FAKE_DELAY_S marker
 SCENARIOS = ("success", "budget", "garbage", "crash", "hang", "truncated")
 SHOWN_ENV = (
     "HOME",
@@ -76,6 +81,12 @@ def home() -> Path:
     return Path(os.environ.get("HOME") or "/tmp")
 
 
+def pace_from(prompt: str) -> None:
+    global delay_s
+    match = re.search(r"FAKE_DELAY_S=([0-9.]+)", prompt)
+    delay_s = float(match.group(1)) if match else DELAY_S
+
+
 def scenario_of(prompt: str) -> str:
     match = re.search(r"FAKE_SCENARIO=(\w+)", prompt)
     name = match.group(1) if match else "success"
@@ -109,7 +120,7 @@ def emit(text: str, number: int, newline: bool = True) -> None:
     partial = home() / "fake_cli_progress.tmp"
     partial.write_text(str(number))
     os.replace(partial, home() / "fake_cli_progress")
-    time.sleep(DELAY_S)
+    time.sleep(delay_s)
 
 
 def load(name: str) -> list[str]:
@@ -195,6 +206,7 @@ def claude_main() -> int:
             "for security reasons"
         )
     scenario = scenario_of(args.prompt)
+    pace_from(args.prompt)
     log_invocation("claude", scenario, vars(args))
     lines = load("claude_budget" if scenario == "budget" else "claude_success")
     messages: dict[str, None] = {}
@@ -273,6 +285,7 @@ def codex_main() -> int:
     if not args.skip_git_repo_check and not Path(".git").exists():
         fail("Not inside a trusted directory and --skip-git-repo-check was not specified.")
     scenario = scenario_of(args.prompt)
+    pace_from(args.prompt)
     log_invocation("codex", scenario, vars(args))
     name = "codex_budget" if scenario == "budget" else "codex_success"
     lines = load(name)
