@@ -39,6 +39,8 @@ QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
 # A game that throws while loading may do so only on some loads: reload up to this many
 # times in all before judging it.
 MAX_LOADS = 3
+HARD_DROP_TRIES = 3  # pieces a hard-drop key is tried on before it is left untried
+SOFT_PRESSES_MAX = 8  # soft-drop presses a read, while the piece has that many rows to fall
 EXTRA_PLAY_S = 8.0  # play past the endurance window while no row was completed yet
 TOP_OUT_S = 6.0  # a top-out with a hard drop
 TOP_OUT_MIN_S = 13.0  # the least time a top-out is given, with a hard drop
@@ -418,6 +420,18 @@ class Bot:
             self.s.wait(0.2)
 
     def _start_once(self, quick: bool = False) -> bool:
+        if self._start_attempt(quick, watch_auto=True):
+            return True
+        if self.start_mechanism != "auto" or self.time_left() < 20:
+            return False
+        # The field changed by itself (a score or title drawn late, a demo piece settling)
+        # but no piece came of it: that was no start. Try the buttons and keys after all.
+        self.log.note("the change seen was no running game: trying the start buttons and keys")
+        self.start_mechanism = None
+        self.evidence.items.pop("starts", None)
+        return self._start_attempt(quick, watch_auto=False)
+
+    def _start_attempt(self, quick: bool, watch_auto: bool) -> bool:
         s = self.s
         self._dismiss_overlays()
         self._locate()
@@ -425,7 +439,9 @@ class Bot:
         auto_watch, button_watch = (
             (QUICK_WATCH_S, QUICK_WATCH_S) if quick else (AUTO_WATCH_S, START_WATCH_S)
         )
-        if self._something_started(before, auto_watch) or self._static_piece_moves():
+        if watch_auto and (
+            self._something_started(before, auto_watch) or self._static_piece_moves()
+        ):
             self.start_mechanism = "auto"
         elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
             self.start_mechanism = f"click:{clicked}"
@@ -463,7 +479,13 @@ class Bot:
         self._relearn_after_start()
         cells = self.wait_piece(4.0, need=3)
         detail = f"first piece {sorted(cells)}"
-        if len(cells) < 3:
+        if B.identify(cells) is None:
+            # Three cells may be a piece still entering from above the field, or something
+            # drawn late that is no piece at all: wait for a whole tetromino.
+            whole = self.wait_piece(2.5, need=4)
+            if B.identify(whole) is not None:
+                cells, detail = whole, f"first piece {sorted(whole)}"
+        if B.identify(cells) is None:
             # The first piece need not be a tetromino (games with pentominoes or longer
             # bars): a group of cells seen falling with no input shows the game running.
             cells = self._falling_group(3.0)
@@ -958,6 +980,7 @@ class Bot:
     def discover_hard_drop(self) -> None:
         if self.controls["hard_drop"] is not None:
             return  # the down key turned out to be a hard drop
+        untried: list[str] = []
         for key in HARD_DROP_KEYS:
             if (
                 key
@@ -970,24 +993,41 @@ class Bot:
                 or key in self.pause_keys
             ):
                 continue
-            cells = self.fresh_piece()
-            if not cells:
-                return
-            if self.try_hard_drop(key, cells):
+            tried = None
+            for _ in range(HARD_DROP_TRIES):
+                cells = self.fresh_piece()
+                if not cells:
+                    return
+                tried = self.try_hard_drop(key, cells)
+                if tried is not None:
+                    break
+                # Too close to the stack to tell a hard drop from a soft one: let this
+                # piece land and try the key on the next one.
+                self.drop_or_wait(cells)
+            if tried is None:
+                untried.append(key)
+                continue
+            if tried:
                 self.controls["hard_drop"] = key
                 return
             self._check_not_paused(key)
+        if untried:
+            # A key never pressed on a piece with room to fall says nothing: no FAIL.
+            self.log.note(f"hard drop: {untried} could not be tried (no piece with room below it)")
+            return
         self.evidence.add(
             self.log.now(), "hard_drop", "fail", "no key dropped a piece to its landing row at once"
         )
 
-    def try_hard_drop(self, key: str, cells: set[B.Cell]) -> bool:
+    def try_hard_drop(self, key: str, cells: set[B.Cell]) -> bool | None:
+        """True when `key` put the piece on its landing cells at once, False when it did
+        not, None when the piece had too little room below it to tell."""
         self.sync_stack(cells)
         assert self.stack is not None
         landing = B.drop(self.stack, cells)
         rows = min(r for r, _ in landing) - min(r for r, _ in cells)
         if rows < 3:
-            return False  # too close to the floor to tell a hard drop from a soft one
+            return None  # too close to the floor to tell a hard drop from a soft one
         merged = self.stack | B.mask_of(landing, self.stack.shape)
         cleared, n = B.clear_full_rows(merged)
 
@@ -1188,9 +1228,11 @@ class Bot:
             if time.monotonic() - last_move > stuck_after:
                 break  # it no longer moves: landed and waiting to lock, or the game is over
             if presses and self.controls["down"]:
-                # Two presses a read in play: more could push the next piece down before it
-                # is seen. Topping out judges nothing on the pieces: it hurries.
-                for _ in range(presses):
+                # Two presses a read in play, or as many as the piece has rows to fall but
+                # one: more could push the next piece down before it is seen. Topping out
+                # judges nothing on the pieces: it hurries.
+                rows_left = min(r for r, _ in landing) - min(r for r, _ in current)
+                for _ in range(max(presses, min(rows_left - 1, SOFT_PRESSES_MAX))):
                     self.s.press(self.controls["down"], "soft drop")
                     self.s.wait(0.02)
             frame = self.read()
@@ -1419,8 +1461,11 @@ class Bot:
         if not self._play_until(window_end - budget):
             return
         if self.lines_cleared == 0 and not self.clears_broken:
-            # Leave the top-out twice its budget: a slow one still ends in a game over.
-            extra_end = min(window_end + EXTRA_PLAY_S, finish_by - 2 * budget)
+            # Leave the top-out twice a hard-dropped one's budget: a slow one still ends
+            # in a game over (and is never cut below its minimum, below). Not twice a
+            # soft-dropped one's: that left games without a hard drop, whose calibration
+            # is the slowest, no extra play at all, and so no completed row.
+            extra_end = min(window_end + EXTRA_PLAY_S, finish_by - 2 * TOP_OUT_S)
             if not self._play_until(extra_end, until_a_line=True):
                 return
         self.s.poll_numbers()

@@ -132,3 +132,15 @@ def test_a_game_over_in_play_is_a_pause_from_the_last_piece_to_the_restart(clock
     assert first[1] == pytest.approx(bot.restarts[0] + 1.0)
     # The tenth piece began 9 s into play: the pause starts half a second before it.
     assert first[0] == pytest.approx(bot.started_at + 9.0 - 0.5)
+
+
+def test_a_game_without_a_hard_drop_also_plays_past_the_window_for_a_line(clock: Clock) -> None:
+    # Leaving a soft-dropped top-out twice its (longer) budget left such games no extra
+    # play at all: their calibration is the slowest, so they never completed a row.
+    bot = ScriptedBot(clock, clears_at=None)
+    bot.controls["hard_drop"] = None
+    window_end = bot.started_at + 30.0
+    bot.play_window()
+    began, limit = bot.top_outs[0]
+    assert began >= window_end + EXTRA_PLAY_S - 1.0
+    assert limit >= 13.0 * play.SOFT_TOP_OUT  # and its top-out keeps its whole minimum
