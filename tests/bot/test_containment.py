@@ -230,8 +230,12 @@ def test_the_contained_browser_blocks_and_records_every_way_out(
         install_guard(context, box, lambda: time.monotonic() - started)
         page = context.pages[0] if context.pages else context.new_page()
         page.goto(box.url)
-        page.wait_for_function("window.__done === true", timeout=15000)
-        shown = page.inner_text("#out")
+        # Read the text in the same evaluation that sees the page done: 300 ms later the
+        # page submits a form and navigates away, and a later read finds no #out at all.
+        shown = page.wait_for_function(
+            "window.__done === true && document.getElementById('out').textContent",
+            timeout=15000,
+        ).json_value()
         page.wait_for_timeout(1500)  # the form post and the beacons
         page_source = page.content()
         context.close()
