@@ -288,8 +288,14 @@ class Bot:
 
     def _toggle_back(self, keys: list[str]) -> bool:
         """Press each key once more (most suspect first): True, and the key recorded as a
-        pause toggle, when gravity runs again after it."""
+        pause toggle, when gravity runs again after it; True and nothing pressed when the
+        field held no piece and the next one came by itself (a spawn delay, no pause)."""
         still_since = self.log.frames[-1].t if self.log.frames else self.log.now()
+        if len(self.active(self.read())) != 4 and self._falls(self._fall_window()):
+            # No piece stood in the field: the game was between two pieces (a spawn delay,
+            # a restart), and the next one came by itself. Pressed now, the key would get
+            # the blame for it and be taken for a pause toggle (a real game's rotate key).
+            return True
         for key in keys:
             if self.time_left() < 5:
                 return False
@@ -793,6 +799,7 @@ class Bot:
                 continue  # already known to move or drop the piece, or to pause the game
             # A piece that lands (and is replaced) before the press shows says nothing
             # about the key: try it again on the next piece.
+            lowered = False
             for _ in range(3):
                 cells = self._rotatable_piece()
                 if not cells:
@@ -800,6 +807,9 @@ class Bot:
                 outcome = self._try_rotate(key, cells)
                 if outcome == "turned":
                     return
+                if outcome == "kept" and self._lower_to_rotate(cells, lowered):
+                    lowered = True
+                    continue
                 if outcome == "kept":
                     tried += 1
                     self._check_not_paused(key)
@@ -809,6 +819,18 @@ class Bot:
             self.evidence.add(
                 self.log.now(), "rotate", "fail", "no key changed a piece's orientation"
             )
+
+    def _lower_to_rotate(self, cells: set[B.Cell], lowered: bool) -> bool:
+        """A piece in the top two rows may not turn because the turned shape would reach
+        above the field (an I piece lying in row 0): soft-drop it two rows and try the same
+        key again, once. True when it was lowered."""
+        if lowered or min(r for r, _ in cells) >= 2 or not self.controls["down"]:
+            return False
+        for _ in range(2):
+            self.s.press(self.controls["down"], "lower the piece to rotate it")
+            self.s.wait(0.04)
+        self.log.note("rotate: the piece was at the top of the field; tried again lower down")
+        return True
 
     def _rotatable_piece(self) -> set[B.Cell]:
         """A fresh piece that can show a rotation: not an O, with a few rows to fall.

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from bench_pipeline.bot import board as B
+from bench_pipeline.bot import play
 from bench_pipeline.bot.play import HARD_DROP_KEYS, Bot
 from bench_pipeline.bot.session import EventLog
 
@@ -99,3 +102,96 @@ def test_a_change_that_brings_no_piece_is_no_start_and_the_buttons_are_tried() -
     assert bot.attempts == [True, False]
     assert bot.clicked and bot.start_mechanism == "click:New Game"
     assert bot.evidence.has("starts", "pass") and not bot.evidence.has("starts", "fail")
+
+
+class PausingGame:
+    """A scripted game: gravity one row a second unless paused; Enter toggles the pause."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.paused = False
+        self.row = 0.0
+        self.presses: list[str] = []
+        self.pause_key: str | None = "Enter"
+
+    def advance(self, seconds: float) -> None:
+        if not self.paused:
+            self.row = (self.row + seconds) % 12  # a new piece spawns after 12 rows
+        self.now += seconds
+
+    def press(self, key: str, _purpose: str = "") -> None:
+        self.presses.append(key)
+        if key == self.pause_key:
+            self.paused = not self.paused
+        self.advance(0.1)
+
+
+class PausingBot(Bot):
+    def __init__(self, game: PausingGame) -> None:
+        log = EventLog()
+        session = SimpleNamespace(
+            log=log,
+            poll_numbers=lambda: None,
+            geometry=object(),
+            press=game.press,
+            wait=game.advance,
+        )
+        super().__init__(session, endurance_s=30.0, deadline=1e12)  # type: ignore[arg-type]
+        self.game = game
+        self.gravity_s_per_row = 1.0
+
+    def time_left(self) -> float:
+        return 1e6
+
+    def fresh_piece(self, timeout: float = 7.0) -> set[B.Cell]:
+        return {(r + int(self.game.row), c) for r, c in T_PIECE}
+
+    def read(self) -> SimpleNamespace:  # type: ignore[override]
+        return SimpleNamespace()
+
+    def active(self, frame: object) -> set[B.Cell]:
+        return self.fresh_piece()
+
+    def _falls(self, window: float) -> bool:
+        self.game.advance(min(window, 1.0))
+        return not self.game.paused
+
+
+def test_a_piece_showing_up_after_an_empty_field_makes_no_key_a_pause_toggle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Between two pieces the field stands still with no piece in it; the next piece then
+    # shows up whatever was pressed. Blamed on the key pressed just before, that made
+    # ArrowUp, a real game's rotate key, a "pause toggle" and the rotate verdict a FAIL.
+    game = PausingGame()
+    game.pause_key = None
+    monkeypatch.setattr(play.time, "monotonic", lambda: game.now)
+    bot = PausingBot(game)
+    bot.active = lambda frame: set()  # type: ignore[method-assign]
+    assert bot._toggle_back(["ArrowUp"])  # the game runs: the next piece came by itself
+    assert bot.pause_keys == set() and "ArrowUp" not in game.presses
+
+
+def test_a_frozen_piece_that_falls_again_after_the_key_makes_it_a_pause_toggle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    game = PausingGame()
+    game.paused = True  # Enter was pressed as a probe and paused the game
+    monkeypatch.setattr(play.time, "monotonic", lambda: game.now)
+    bot = PausingBot(game)
+    assert bot._toggle_back(["Enter"])
+    assert bot.pause_keys == {"Enter"} and not game.paused and bot.pauses
+
+
+def test_a_piece_at_the_top_is_lowered_once_before_its_rotation_is_judged() -> None:
+    # An I piece lying in row 0 may not turn: its turned shape would reach above the field.
+    game = PausingGame()
+    bot = PausingBot(game)
+    bot.controls["down"] = "ArrowDown"
+    at_top = {(0, 3), (0, 4), (0, 5), (0, 6)}
+    assert bot._lower_to_rotate(at_top, lowered=False)
+    assert game.presses == ["ArrowDown", "ArrowDown"]
+    assert not bot._lower_to_rotate(at_top, lowered=True)  # once only
+    assert not bot._lower_to_rotate({(r + 3, c) for r, c in at_top}, lowered=False)
+    bot.controls["down"] = None
+    assert not bot._lower_to_rotate(at_top, lowered=False)  # nothing to lower it with
