@@ -284,18 +284,17 @@ class Bot:
             return True
         if self._falls(self._fall_window()):
             return True
+        if len(self.active(self.read())) != 4 and self._falls(self._fall_window()):
+            # No piece stood in the field: the game was between two pieces (a spawn delay,
+            # a restart), and the next one came by itself. Pressed again now, the key would
+            # get the blame for it and be taken for a pause toggle (a real game's rotate key).
+            return True
         return self._toggle_back([key])
 
     def _toggle_back(self, keys: list[str]) -> bool:
         """Press each key once more (most suspect first): True, and the key recorded as a
-        pause toggle, when gravity runs again after it; True and nothing pressed when the
-        field held no piece and the next one came by itself (a spawn delay, no pause)."""
+        pause toggle, when gravity runs again after it."""
         still_since = self.log.frames[-1].t if self.log.frames else self.log.now()
-        if len(self.active(self.read())) != 4 and self._falls(self._fall_window()):
-            # No piece stood in the field: the game was between two pieces (a spawn delay,
-            # a restart), and the next one came by itself. Pressed now, the key would get
-            # the blame for it and be taken for a pause toggle (a real game's rotate key).
-            return True
         for key in keys:
             if self.time_left() < 5:
                 return False
@@ -1596,7 +1595,9 @@ class Bot:
                         "pass",
                         f"stack reached the top, pieces stopped spawning{detail}",
                     )
-                    self._mark_over()
+                    # The game ended when the field last changed, not when the bot had
+                    # watched it stand still long enough to say so: that wait is no freeze.
+                    self._mark_over(self.log.frames[-1].t if self.log.frames else None)
                     return
                 continue
             wiped = self.stack_height() <= 3 and self.lines_cleared == lines_before
@@ -1659,6 +1660,6 @@ class Bot:
                 self._mark_over()
                 return
 
-    def _mark_over(self) -> None:
+    def _mark_over(self, at: float | None = None) -> None:
         if self.first_game_over_at is None:
-            self.first_game_over_at = self.log.now()
+            self.first_game_over_at = self.log.now() if at is None else at
