@@ -129,6 +129,7 @@ class Bot:
         self.pauses: list[tuple[float, float]] = []  # game over -> restart, not a freeze
         self.clears_broken = False  # full rows were seen to stay: do not wait for clears
         self.first_game_over_at: float | None = None
+        self.top_out_began: float | None = None  # log time the bot last began a top-out
         self.watch_faint = False  # after the threshold was tuned on the first piece
         self.loads = 1  # page loads it took to get a game that starts
         self.overlay: np.ndarray | None = None  # cells drawn over the field, not play
@@ -137,7 +138,8 @@ class Bot:
         self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
         # Probed keys that paused the game (pressed again, it went on): no control.
         self.pause_keys: set[str] = set()
-        self.saw_ghost = False  # a ghost piece drawn as solid cells was seen
+        self.saw_ghost = False  # a ghost piece drawn as solid cells was seen (twice)
+        self.ghost_places: set[frozenset[B.Cell]] = set()  # where ghost-like cells were seen
         self.last_piece_at: float | None = None  # log time the last piece played began
 
     # ---- small helpers ---------------------------------------------------------------
@@ -1107,10 +1109,15 @@ class Bot:
         if ghost is None:
             return rest
         if not self.saw_ghost:
-            self.saw_ghost = True
-            self.log.note(
-                f"the piece's ghost is drawn as solid cells at {sorted(ghost)}: not stack"
-            )
+            # A piece that landed unseen right under the next one of its kind (probes drop
+            # pieces where they spawn) looks exactly like a ghost once: a ghost is only
+            # taken as the game's when seen in two places, as it moves with its piece.
+            self.ghost_places.add(frozenset(ghost))
+            if len(self.ghost_places) >= 2:
+                self.saw_ghost = True
+                self.log.note(
+                    f"the piece's ghost is drawn as solid cells at {sorted(ghost)}: not stack"
+                )
         return rest & ~B.mask_of(ghost, rest.shape)
 
     def after_landing(self, landed: set[B.Cell], wait: float = 2.0) -> None:
@@ -1496,6 +1503,7 @@ class Bot:
         # A soft-dropped top-out can take 20 s: it is never cut shorter than its
         # minimum, so that game_over is still observed.
         least = TOP_OUT_MIN_S * budget / TOP_OUT_S
+        self.top_out_began = self.log.now()
         self.top_out(max(finish_by - time.monotonic(), least))
         self.s.poll_numbers()
         if time.monotonic() > window_end - 1.0:

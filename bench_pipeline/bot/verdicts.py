@@ -299,7 +299,13 @@ def endurance(o: Observed) -> TestResult:
             Verdict.FAIL,
             f"the field stood still for {gap:.1f}s from {gap_at - start:.1f}s into play{why}",
         )
-    if game_over_at is not None and game_over_at < end - 1.0:
+    # The bot's own top-out, timed to end with the window, ending the game a little early
+    # is the window played to the game over it brought about, not a game that ended early.
+    top_out_began = getattr(o.bot, "top_out_began", None)
+    ended_by_top_out = (
+        game_over_at is not None and top_out_began is not None and game_over_at >= top_out_began
+    )
+    if game_over_at is not None and game_over_at < end - 1.0 and not ended_by_top_out:
         return TestResult(
             Verdict.INCONCLUSIVE,
             f"the game ended {game_over_at - start:.1f}s into play and could not be restarted",

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from bench_pipeline.bot import board as B
 from bench_pipeline.bot import play
+from bench_pipeline.bot.contract import Verdict
 from bench_pipeline.bot.play import HARD_DROP_KEYS, Bot
 from bench_pipeline.bot.session import EventLog
+from bench_pipeline.bot.verdicts import endurance
 
 T_PIECE = {(0, 4), (1, 3), (1, 4), (1, 5)}
 
@@ -197,3 +200,62 @@ def test_a_piece_at_the_top_is_lowered_once_before_its_rotation_is_judged() -> N
     assert not bot._lower_to_rotate({(r + 3, c) for r, c in at_top}, lowered=False)
     bot.controls["down"] = None
     assert not bot._lower_to_rotate(at_top, lowered=False)  # nothing to lower it with
+
+
+def _ended_at(game_over_at: float, top_out_began: float | None) -> SimpleNamespace:
+    """A 30 s window from t=1 whose field changed every half second until the game over."""
+    bot = SimpleNamespace(
+        s=SimpleNamespace(geometry=object()),
+        started_at=1.0,
+        first_game_over_at=game_over_at,
+        top_out_began=top_out_began,
+        pauses=[],
+        evidence=SimpleNamespace(has=lambda test, outcome: test == "gravity"),
+    )
+    t, frames = 1.0, []
+    while t <= game_over_at:
+        frames.append(SimpleNamespace(t=t))
+        t += 0.5
+    log = SimpleNamespace(
+        frames=frames,
+        actions=[],
+        reads=[f.t for f in frames] + [31.5],
+        page_errors=[],
+        frozen_at=None,
+        crashed_at=None,
+        navigated_away_at=None,
+    )
+    return SimpleNamespace(bot=bot, log=log, endurance_s=30.0)
+
+
+def test_a_game_over_brought_about_by_the_top_out_ends_the_window_with_a_pass() -> None:
+    # The top-out, timed to end with the window, ended the game 4 s before its end (the
+    # game over is dated to the field's last change): the window was played out.
+    assert endurance(_ended_at(27.0, top_out_began=22.0)).verdict is Verdict.PASS  # type: ignore[arg-type]
+
+
+def test_a_game_that_ended_early_in_play_and_was_not_restarted_is_inconclusive() -> None:
+    assert endurance(_ended_at(15.0, top_out_began=None)).verdict is Verdict.INCONCLUSIVE  # type: ignore[arg-type]
+    assert endurance(_ended_at(15.0, top_out_began=22.0)).verdict is Verdict.INCONCLUSIVE  # type: ignore[arg-type]
+
+
+def _field(rows: list[str]) -> np.ndarray:
+    return np.array([[ch == "#" for ch in row] for row in rows], dtype=bool)
+
+
+def test_a_ghost_is_the_games_only_once_seen_in_two_places() -> None:
+    # A T that landed unseen right under the next T looks exactly like that T's ghost:
+    # taken for the game's ghost, it made every later landing and spawn go unseen
+    # (hard_drop and spawn FAIL on a game that has both).
+    bot = PausingBot(PausingGame())
+    piece = {(0, 4), (1, 3), (1, 4), (1, 5)}
+    known = np.zeros((20, 10), dtype=bool)
+    under = _field(["." * 10] * 18 + ["....#.....", "...###...."])
+    rest = bot._without_ghost(under, piece, known)
+    assert not rest.any()  # not counted as stack meanwhile
+    assert not bot.saw_ghost
+    assert not bot._without_ghost(under, piece, known).any() and not bot.saw_ghost
+    moved = {(r, c + 2) for r, c in piece}
+    beside = _field(["." * 10] * 18 + ["......#...", ".....###.."])
+    bot._without_ghost(beside, moved, known)
+    assert bot.saw_ghost  # the same shape again under the piece, elsewhere: a ghost
