@@ -143,6 +143,26 @@ def clear_full_rows(board: np.ndarray) -> tuple[np.ndarray, int]:
     return np.vstack([np.zeros((n, board.shape[1]), dtype=bool), kept]), n
 
 
+def row_clear_between(before: np.ndarray, after: np.ndarray, top: int = 5) -> int:
+    """How many full rows of `before` were cleared in `after` (0: no clear seen).
+
+    A clear is the full rows gone and everything else as `before` showed it, with the rows
+    above moved down by as many rows: compared below the `top` rows, where a new piece
+    enters, and allowing four cells for a piece or ghost drawn on the stack. A board
+    wiped at a game over, a ghost that completed a row for a moment, a flash of the whole
+    field: none of them looks like that."""
+    if before.shape != after.shape:
+        return 0
+    full = before.all(axis=1)
+    n = int(full.sum())
+    if not 1 <= n <= 4 or after[full].all(axis=1).all():
+        return 0
+    expected, _ = clear_full_rows(before)
+    if int((expected[top:] != after[top:]).sum()) > 4:
+        return 0
+    return n
+
+
 def features(board: np.ndarray) -> tuple[int, int, int]:
     """(aggregate height, holes, bumpiness)."""
     rows, _ = board.shape

@@ -233,6 +233,9 @@ def evaluate(
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
+    if bot is not None:
+        with contextlib.suppress(Exception):
+            bot.scan_clears()  # the frames recorded after the last piece played
     observed = Observed(bot, log, loaded, load_error, endurance_s)
     results = derive_all(observed)
     calibration = Calibration()

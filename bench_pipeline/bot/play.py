@@ -20,6 +20,7 @@ import numpy as np
 from bench_pipeline.bot import board as B
 from bench_pipeline.bot.geometry import BoardGeometry, trim_walls
 from bench_pipeline.bot.session import MIN_THRESHOLD, Frame, GameSession
+from bench_pipeline.bot.source_keys import KeyPrior, prior_from
 
 LEFT_KEYS = ("ArrowLeft", "a", "j", "h")
 RIGHT_KEYS = ("ArrowRight", "d", "l")
@@ -123,7 +124,9 @@ class Bot:
         self.gravity_s_per_row: float | None = None
         self.locks = 0
         self.lock_times: list[float] = []  # log time of each landing followed
-        self.lines_cleared = 0
+        self.lines_cleared = 0  # rows the bot's model saw its pieces complete and clear
+        self.clears_seen = 0  # rows seen cleared in the recorded frames (scan_clears)
+        self._clears_scanned = 0  # log.frames index scan_clears has looked at
         self.last_frame: Frame | None = None
         self.score_source: str | None = None
         self.pauses: list[tuple[float, float]] = []  # game over -> restart, not a freeze
@@ -141,6 +144,8 @@ class Bot:
         self.saw_ghost = False  # a ghost piece drawn as solid cells was seen (twice)
         self.ghost_places: set[frozenset[B.Cell]] = set()  # where ghost-like cells were seen
         self.last_piece_at: float | None = None  # log time the last piece played began
+        # Which keys the page's code mentions: probes try those first (source_keys.py).
+        self.keys = KeyPrior()
 
     # ---- small helpers ---------------------------------------------------------------
     def time_left(self) -> float:
@@ -284,6 +289,8 @@ class Bot:
         bot's doing, not a freeze. Only told where gravity was measured."""
         if not self.gravity_s_per_row or key in self.controls.values():
             return True
+        if not self.keys.mentions(key):
+            return True  # the game's code does not handle this key: it cannot pause it
         if self._falls(self._fall_window()):
             return True
         if len(self.active(self.read())) != 4 and self._falls(self._fall_window()):
@@ -346,6 +353,7 @@ class Bot:
         """Start the game; a page that threw while loading and did not start is loaded
         again (up to MAX_LOADS in all): some bugs fire on a fraction of loads only."""
         errors_before = 0
+        self.s.evaluate("window.__bench && window.__bench.collectSources()")
         while True:
             last_load = self.loads >= MAX_LOADS
             threw = len(self.log.page_errors) > errors_before
@@ -466,7 +474,7 @@ class Bot:
                 elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
                     self.start_mechanism = f"menu:{menu} then click:{clicked}"
             if self.start_mechanism is None:
-                for key in START_KEYS:
+                for key in self.keys.order(START_KEYS):
                     self._unfocus()
                     s.press(key, "start")
                     if self._something_started(before, 1.2):
@@ -660,11 +668,8 @@ class Bot:
                 end, extended = end + 6.0, True
             if len(cells) == 4 and max(r for r, _ in cells) < (self.empty().shape[0] * 0.6):
                 return cells
-            if len(cells) == 4 and self.controls["hard_drop"]:
-                self.drop_piece(cells)
-            elif len(cells) == 4 and self.controls["down"]:
-                self.sync_stack(cells)
-                self.wait_piece_lands(cells)
+            if len(cells) == 4 and (self.controls["hard_drop"] or self.controls["down"]):
+                self._set_aside(cells)
             elif len(cells) == 4 and not self.gravity_s_per_row:
                 return cells  # nothing brings the next piece: use this one where it is
         return set()
@@ -728,10 +733,42 @@ class Bot:
     def discover_moves(self) -> None:
         """Left, then right; a left probe put off because the piece was against the left
         wall (a game spawning in the top-left corner) is made once right is known."""
-        deferred = not self.discover_horizontal("left", LEFT_KEYS, -1, defer=True)
-        self.discover_horizontal("right", RIGHT_KEYS, +1)
+        self._read_key_prior()
+        left, right = self.keys.order(LEFT_KEYS), self.keys.order(RIGHT_KEYS)
+        deferred = not self.discover_horizontal("left", left, -1, defer=True)
+        self.discover_horizontal("right", right, +1)
         if deferred:
-            self.discover_horizontal("left", LEFT_KEYS, -1)
+            self.discover_horizontal("left", left, -1)
+        if self.keys.confirm([self.controls["left"], self.controls["right"]]):
+            self.log.note(
+                "the game's code mentions the movement keys found: keys it does not mention "
+                "are not probed"
+            )
+
+    def _not_probed(self, keys: tuple[str, ...]) -> str:
+        """What a FAIL's reason says of the candidate keys left untried."""
+        if not self.keys.trusted:
+            return ""
+        skipped = [k for k in self.keys.unmentioned(keys) if k not in self.controls.values()]
+        if not skipped:
+            return ""
+        names = ", ".join("Space" if k == " " else k for k in skipped)
+        return f" ({names}: not in the game's code, not probed)"
+
+    def _read_key_prior(self) -> None:
+        """The page's code, collected by the probe since the start (a moment at most)."""
+        if self.keys.known:
+            return
+        end = time.monotonic() + 1.0
+        text = None
+        while time.monotonic() < end:
+            text = self.s.evaluate("window.__bench ? window.__bench.sourceText : null")
+            if text is not None:
+                break
+            self.s.wait(0.1)
+        self.keys = prior_from(text)
+        if self.keys.known:
+            self.log.note(f"read {len(self.keys.text or ''):,} characters of the page's code")
 
     def _away_from_wall(self, cells: set[B.Cell], sign: int) -> set[B.Cell] | None:
         """The piece, moved off the wall on the side `sign` when it touches it (with the
@@ -754,7 +791,7 @@ class Bot:
         return None
 
     def discover_horizontal(
-        self, name: str, keys: tuple[str, ...], sign: int, defer: bool = False
+        self, name: str, keys: list[str], sign: int, defer: bool = False
     ) -> bool:
         """False only when `defer` and the piece stood against that wall: not tried."""
         for key in keys:
@@ -795,13 +832,19 @@ class Bot:
 
     def discover_rotate(self) -> None:
         tried = 0
-        for key in ROTATE_KEYS:
-            if key in self.controls.values() or key in self.pause_keys:
-                continue  # already known to move or drop the piece, or to pause the game
+        keys = [
+            k
+            for k in self.keys.to_try(ROTATE_KEYS)
+            if k not in self.controls.values() and k not in self.pause_keys
+        ]  # not the keys known to move or drop the piece, or to pause the game
+        for index, key in enumerate(keys):
             # A piece that lands (and is replaced) before the press shows says nothing
-            # about the key: try it again on the next piece.
+            # about the key: try it again on the next piece. The likeliest key (the first
+            # one the game's code mentions) gets a second piece even when the first did
+            # not turn: with fewer keys probed, one misread must not decide the verdict.
             lowered = False
-            for _ in range(3):
+            chances = 2 if index == 0 and self.keys.known and self.keys.mentions(key) else 1
+            for _ in range(3 + chances - 1):
                 cells = self._rotatable_piece()
                 if not cells:
                     return
@@ -812,13 +855,21 @@ class Bot:
                     lowered = True
                     continue
                 if outcome == "kept":
+                    chances -= 1
+                    if chances:
+                        self.log.note(f"rotate: {key!r} did not turn the piece; once more")
+                        lowered = False
+                        continue
                     tried += 1
                     self._check_not_paused(key)
                     break
                 self.log.note(f"rotate: the piece was replaced while trying {key!r}; again")
         if tried:
             self.evidence.add(
-                self.log.now(), "rotate", "fail", "no key changed a piece's orientation"
+                self.log.now(),
+                "rotate",
+                "fail",
+                "no key changed a piece's orientation" + self._not_probed(ROTATE_KEYS),
             )
 
     def _lower_to_rotate(self, cells: set[B.Cell], lowered: bool) -> bool:
@@ -864,6 +915,22 @@ class Bot:
         self.drop_or_wait(cells)
         return True
 
+    def _steer_for_probe(self, cells: set[B.Cell], room: int = 3) -> set[B.Cell]:
+        """Move a probe piece (not rotating it) to where the heuristic would put it, when
+        it keeps `room` rows to fall there: the probes' pieces then build rows that can be
+        completed, instead of a pile under the spawn."""
+        if not (self.controls["left"] and self.controls["right"]):
+            return cells
+        self.sync_stack(cells)
+        assert self.stack is not None
+        target = B.best_placement(self.stack, cells, can_rotate=False)
+        if target is None:
+            return cells
+        top = min(r for r, _ in cells)
+        if min(r for r, _ in target.landed) - top < room:
+            return cells
+        return self.steer(cells, target)
+
     def _room(self, cells: set[B.Cell]) -> int:
         """Rows the piece can still fall before it rests on the stack."""
         self.sync_stack(cells)
@@ -903,7 +970,7 @@ class Bot:
         return "kept"
 
     def discover_soft_drop(self) -> None:
-        for key in DOWN_KEYS:
+        for key in self.keys.to_try(DOWN_KEYS):
             if key in self.controls.values() or key in self.pause_keys:
                 continue
             cells = self.fresh_piece()
@@ -940,7 +1007,10 @@ class Bot:
             if key not in self.pause_keys and self._held_drop(key):
                 return
         self.evidence.add(
-            self.log.now(), "soft_drop", "fail", "no key moved the piece down faster than gravity"
+            self.log.now(),
+            "soft_drop",
+            "fail",
+            "no key moved the piece down faster than gravity" + self._not_probed(DOWN_KEYS),
         )
 
     def _held_drop(self, key: str, hold_s: float = 0.45) -> bool:
@@ -1004,7 +1074,7 @@ class Bot:
         if self.controls["hard_drop"] is not None:
             return  # the down key turned out to be a hard drop
         untried: list[str] = []
-        for key in HARD_DROP_KEYS:
+        for key in self.keys.to_try(HARD_DROP_KEYS):
             if (
                 key
                 in (
@@ -1021,7 +1091,7 @@ class Bot:
                 cells = self.fresh_piece()
                 if not cells:
                     return
-                tried = self.try_hard_drop(key, cells)
+                tried = self.try_hard_drop(key, self._steer_for_probe(cells))
                 if tried is not None:
                     break
                 # Too close to the stack to tell a hard drop from a soft one: let this
@@ -1039,7 +1109,10 @@ class Bot:
             self.log.note(f"hard drop: {untried} could not be tried (no piece with room below it)")
             return
         self.evidence.add(
-            self.log.now(), "hard_drop", "fail", "no key dropped a piece to its landing row at once"
+            self.log.now(),
+            "hard_drop",
+            "fail",
+            "no key dropped a piece to its landing row at once" + self._not_probed(HARD_DROP_KEYS),
         )
 
     def try_hard_drop(self, key: str, cells: set[B.Cell]) -> bool | None:
@@ -1179,6 +1252,11 @@ class Bot:
                 self.s.wait(0.04)
                 later = self.read()
             still = outcome == "cleared" or all(later.filled[r, c] for r, c in landed if r >= 0)
+            if not still and later.filled.sum() < 0.5 * self.stack.sum():
+                # Most of the stack went with it: the field was wiped (a game over that
+                # restarts at once), which says nothing about this piece's lock.
+                self.log.note("the field was wiped just after a landing: lock not judged")
+                return
             self.evidence.add(
                 self.log.now(),
                 "lock",
@@ -1313,10 +1391,50 @@ class Bot:
 
     def play_piece(self, topping_out: bool = False) -> bool:
         began = self.log.now()
-        if self._play_piece(topping_out):
+        played = self._play_piece(topping_out)
+        self.scan_clears()
+        if played:
             self.last_piece_at = began
-            return True
-        return False
+        return played
+
+    @property
+    def rows_cleared(self) -> int:
+        """Rows cleared as far as the bot can tell, by its model or in the frames."""
+        return max(self.lines_cleared, self.clears_seen)
+
+    def scan_clears(self) -> None:
+        """Look through the frames recorded since the last scan for a row clear.
+
+        The model of the stack follows the bot's own pieces: a landing it did not follow
+        (a ghost taken for the piece, a pause, a piece it never saw land) leaves it unable
+        to say that a row cleared, although the screen showed it. The recorded frames
+        show it regardless: a full row gone and the rows above moved down."""
+        frames = self.log.frames
+        start = self.started_at if self.started_at is not None else float("inf")
+        for i in range(max(self._clears_scanned, 1) - 1, len(frames) - 1):
+            before = frames[i]
+            full = before.filled.all(axis=1)
+            if before.t < start or not full.any() or frames[i + 1].filled[full].all():
+                continue  # only the last frame that shows the full rows
+            for after in frames[i + 1 : i + 8]:
+                if after.t - before.t > 2.0:
+                    break
+                if after.filled[full].all():
+                    continue
+                n = B.row_clear_between(before.filled, after.filled, SPAWN_ROWS)
+                if n:
+                    self.clears_seen += n
+                    if not self.evidence.has("line_clear", "pass"):
+                        rows = ", ".join(str(r) for r in np.nonzero(full)[0])
+                        self.evidence.add(
+                            after.t,
+                            "line_clear",
+                            "pass",
+                            f"row(s) {rows} full at {before.t:.2f}s, gone at {after.t:.2f}s with "
+                            "the rows above moved down (seen in the recorded frames)",
+                        )
+                break
+        self._clears_scanned = len(frames)
 
     def _play_piece(self, topping_out: bool) -> bool:
         if topping_out and self.controls["hard_drop"]:
@@ -1370,7 +1488,8 @@ class Bot:
                 self.s.press(key, f"push {name} wall")
                 self.s.wait(0.03)
             self.s.wait(0.08)
-            after = self.active(self.read())
+            frame = self.read()
+            after = self.active(frame)
             top_before = min(r for r, _ in cells)
             if after and min(r for r, _ in after) < top_before:
                 # A new piece higher up: the pushed one landed meanwhile. Not a wall verdict.
@@ -1384,6 +1503,10 @@ class Bot:
                     )
                 else:
                     self.log.note(f"walls: piece stopped at column {edge} pushing {name}")
+            elif len(after) < 4 and self._loose_cells(frame) >= 4:
+                # Cells enough for a piece, in no group of four: another shape (a piece of
+                # five cells, leftovers merged with it), not a piece pushed out of view.
+                self.log.note(f"walls: no four-cell piece to judge after pushing {name}")
             elif len(after) < 4:
                 self.evidence.add(
                     self.log.now(),
@@ -1398,7 +1521,14 @@ class Bot:
                     "fail",
                     f"pushing {name}, the piece changed shape at the wall (wrapped?)",
                 )
-            self.drop_or_wait(after if len(after) == 4 else cells)
+            if len(after) == 4:
+                self._set_aside(after)
+            else:
+                self.drop_or_wait(cells)
+
+    def _loose_cells(self, frame: Frame) -> int:
+        stack = self.stack if self.stack is not None else self.empty()
+        return int((frame.filled & ~stack).sum())
 
     def stack_height(self) -> int:
         if self.stack is None or not self.stack.any():
@@ -1488,7 +1618,7 @@ class Bot:
         budget = self.top_out_budget()
         if not self._play_until(window_end - budget):
             return
-        if self.lines_cleared == 0 and not self.clears_broken:
+        if self.rows_cleared == 0 and not self.clears_broken:
             # Leave the top-out twice a hard-dropped one's budget: a slow one still ends
             # in a game over (and is never cut below its minimum, below). Not twice a
             # soft-dropped one's: that left games without a hard drop, whose calibration
@@ -1547,7 +1677,7 @@ class Bot:
         last_numbers = 0.0
         misses = 0
         while time.monotonic() < end and self.time_left() > 0:
-            if until_a_line and (self.lines_cleared or self.clears_broken):
+            if until_a_line and (self.rows_cleared or self.clears_broken):
                 return True
             if time.monotonic() - last_numbers > 1.0:
                 self.s.poll_numbers()
@@ -1581,7 +1711,7 @@ class Bot:
         rows = self.empty().shape[0]
         end = time.monotonic() + min(limit, self.time_left())
         peak = 0
-        lines_before = self.lines_cleared
+        lines_before = self.rows_cleared
         while time.monotonic() < end and not self.stalled():
             signal = self.game_over_signal()
             height = self.stack_height()
@@ -1608,7 +1738,7 @@ class Bot:
                     self._mark_over(self.log.frames[-1].t if self.log.frames else None)
                     return
                 continue
-            wiped = self.stack_height() <= 3 and self.lines_cleared == lines_before
+            wiped = self.stack_height() <= 3 and self.rows_cleared == lines_before
             if peak >= rows - 5 and wiped:
                 if (signal := self.game_over_signal()) is not None:
                     self.evidence.add(

@@ -471,4 +471,54 @@
   };
 
   B.pageText = () => (document.body ? (document.body.innerText || "").slice(0, 2000) : "");
+
+  // The page's own code, as loaded: the HTML (inline scripts, onkeydown attributes) and
+  // every same-origin script file, for the bot's guess of which keys the game handles.
+  // Started once, asynchronously; `sourceText` stays null until it is done.
+  B.sourceText = null;
+  B.collectSources = () => {
+    if (B.collecting) return true;
+    B.collecting = true;
+    const LIMIT = 3000000;
+    const parts = [];
+    let size = 0;
+    const add = (text) => {
+      if (typeof text !== "string" || size >= LIMIT) return;
+      const part = text.slice(0, LIMIT - size);
+      size += part.length;
+      parts.push(part);
+    };
+    const urls = new Set();
+    try {
+      add(document.documentElement.outerHTML);
+      for (const s of document.scripts) if (s.src) urls.add(s.src);
+      for (const e of performance.getEntriesByType("resource")) {
+        if (e.initiatorType === "script" || /\.m?js(\?|#|$)/.test(e.name)) urls.add(e.name);
+      }
+    } catch (e) {}
+    const same = [...urls]
+      .filter((u) => {
+        try {
+          return new URL(u, location.href).origin === location.origin;
+        } catch (e) {
+          return false;
+        }
+      })
+      .slice(0, 40);
+    const done = () => {
+      B.sourceText = parts.join("\n");
+    };
+    try {
+      Promise.all(
+        same.map((u) =>
+          fetch(u, { cache: "force-cache" })
+            .then((r) => r.text())
+            .then(add, () => {})
+        )
+      ).then(done, done);
+    } catch (e) {
+      done();
+    }
+    return true;
+  };
 })();

@@ -203,7 +203,7 @@ def score(o: Observed) -> TestResult:
                 Verdict.PASS,
                 f"the only counter, {labels[s]!r}, went {series[s][0]} → {max(series[s])} ({s})",
             )
-        if not o.bot.lines_cleared:
+        if not o.bot.rows_cleared:
             return TestResult(
                 Verdict.INCONCLUSIVE,
                 f"the only counter is {labels[lines[0]]!r} and no line was cleared",
@@ -219,7 +219,7 @@ def score(o: Observed) -> TestResult:
                 "too little play to judge the score",
             )
     scores = [s for s in series if not labels[s] or not NOT_SCORE.search(labels[s])]
-    if scores and not o.bot.lines_cleared:
+    if scores and not o.bot.rows_cleared:
         # Many games score only line clears: a score shown that stood still while no row
         # was completed says nothing against it.
         s = scores[0]
@@ -228,11 +228,11 @@ def score(o: Observed) -> TestResult:
             f"{labels[s] or 'a number'!r} stayed {series[s][-1]} over {o.bot.locks} placed "
             "pieces, but no line was cleared (a game may score only line clears)",
         )
-    if o.bot.locks >= 4 or o.bot.lines_cleared:
+    if o.bot.locks >= 4 or o.bot.rows_cleared:
         seen = ", ".join(f"{labels[s] or s}={series[s][-1]}" for s in list(series)[:4]) or "none"
         return TestResult(
             Verdict.FAIL,
-            f"no visible score increased over {o.bot.locks} placed pieces and {o.bot.lines_cleared} cleared lines (numbers seen: {seen})",
+            f"no visible score increased over {o.bot.locks} placed pieces and {o.bot.rows_cleared} cleared lines (numbers seen: {seen})",
         )
     return TestResult(Verdict.INCONCLUSIVE, "too little play to judge the score")
 

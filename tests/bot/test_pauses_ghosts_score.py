@@ -47,7 +47,7 @@ def _observed(numbers: list[tuple[float, str, str, int]], locks: int, lines: int
         started_at=1.0,
         locks=locks,
         lock_times=[2.0 + i for i in range(locks)],
-        lines_cleared=lines,
+        rows_cleared=lines,
         score_source=None,
         evidence=SimpleNamespace(has=lambda *_: False),
     )
