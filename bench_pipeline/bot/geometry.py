@@ -31,6 +31,9 @@ class BoardGeometry:
     cols: int
     rows: int
     locator: str
+    # Taken for a 10x20 field from its 1:2 shape alone (no lattice of cells was seen):
+    # only pieces moving on its cells confirm it.
+    by_shape: bool = False
 
     @property
     def standard(self) -> bool:
@@ -212,6 +215,7 @@ def choose_board(
                 COLS,
                 ROWS,
                 cand["locator"],
+                by_shape=True,
             )
             # Prefer the box closest to the 1:2 shape: an SVG with a frame around the field
             # is a little wider than the field itself.
@@ -236,6 +240,7 @@ def choose_board(
                 cols,
                 rows,
                 f"{cand['locator']}: {how}",
+                by_shape="1:2 shape" in how,
             )
             score = (60 if "cell" in how else 35) - (0 if geometry.standard else 15)
             scored.append((score + min(rect["h"], 800) / 100, geometry))

@@ -24,8 +24,10 @@ from bench_pipeline.bot.source_keys import KeyPrior, prior_from
 
 LEFT_KEYS = ("ArrowLeft", "a", "j", "h")
 RIGHT_KEYS = ("ArrowRight", "d", "l")
-# Rotation is also found on Q/E and A/D (when the arrows move the piece).
-ROTATE_KEYS = ("ArrowUp", "x", "z", "w", "q", "e", "a", "d", "i", "k")
+# Rotation is also found on Q/E and A/D (when the arrows move the piece), and last on
+# Space, the period and comma keys and Control (tried only where the game's code mentions
+# them, once the scan of its code is trusted).
+ROTATE_KEYS = ("ArrowUp", "x", "z", "w", "q", "e", "a", "d", "i", "k", " ", ".", ",", "Control")
 DOWN_KEYS = ("ArrowDown", "s", "k", "j", " ")  # Space last: more often a hard drop
 HARD_DROP_KEYS = (" ", "ArrowUp", "w", "Enter", "i", "Shift")
 START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
@@ -40,6 +42,7 @@ QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
 # A game that throws while loading may do so only on some loads: reload up to this many
 # times in all before judging it.
 MAX_LOADS = 3
+MAX_VIEWPORT_HEIGHT = 2400  # a taller page is read from its top 2400 px
 HARD_DROP_TRIES = 3  # pieces a hard-drop key is tried on before it is left untried
 SOFT_PRESSES_MAX = 8  # soft-drop presses a read, while the piece has that many rows to fall
 EXTRA_PLAY_S = 8.0  # play past the endurance window while no row was completed yet
@@ -133,6 +136,7 @@ class Bot:
         self.clears_broken = False  # full rows were seen to stay: do not wait for clears
         self.first_game_over_at: float | None = None
         self.top_out_began: float | None = None  # log time the bot last began a top-out
+        self.topping_out = False  # within a top-out: landings are not followed closely
         self.watch_faint = False  # after the threshold was tuned on the first piece
         self.loads = 1  # page loads it took to get a game that starts
         self.overlay: np.ndarray | None = None  # cells drawn over the field, not play
@@ -248,15 +252,25 @@ class Bot:
     def press_until(
         self, key: str, purpose: str, done: Callable[[Frame], bool], timeout: float = 0.45
     ) -> Frame:
-        """Press once, then read until `done` holds: some games redraw only on their tick."""
+        """Press once, then read until `done` holds: some games redraw only on their tick.
+
+        On a loaded machine a read can take a few hundred milliseconds: the wait is never
+        shorter than three reads at the recent pace."""
         self.s.press(key, purpose)
-        end = time.monotonic() + timeout
+        end = time.monotonic() + max(timeout, 3 * self._read_pace())
         self.s.wait(0.03)
         frame = self.read()
         while not done(frame) and time.monotonic() < end:
             self.s.wait(0.04)
             frame = self.read()
         return frame
+
+    def _read_pace(self) -> float:
+        """The median time between the last reads (seconds)."""
+        reads = self.log.reads[-12:]
+        if len(reads) < 3:
+            return 0.1
+        return float(np.median(np.diff(reads)))
 
     # ---- pauses -------------------------------------------------------------------
     def _falls(self, window: float) -> bool:
@@ -354,6 +368,7 @@ class Bot:
         again (up to MAX_LOADS in all): some bugs fire on a fraction of loads only."""
         errors_before = 0
         self.s.evaluate("window.__bench && window.__bench.collectSources()")
+        self._fit_viewport()
         while True:
             last_load = self.loads >= MAX_LOADS
             threw = len(self.log.page_errors) > errors_before
@@ -376,7 +391,24 @@ class Bot:
                 self.log.note(f"reload failed: {str(error).splitlines()[0]}")
                 return False
             self.s.wait(0.4)
+            self.s.evaluate("window.__bench && window.__bench.lockScroll()")
             self.evidence.items.pop("starts", None)
+
+    def _fit_viewport(self) -> None:
+        """Make the window as tall as the page (within reason) and keep it from scrolling:
+        keys that scroll a taller page would move the field under the bot's reads, and a
+        field below the fold cannot be read at all."""
+        page = self.s.page
+        size = self.s.evaluate("window.__bench ? window.__bench.pageSize() : null")
+        viewport = page.viewport_size
+        if isinstance(size, list) and len(size) == 2 and viewport:
+            height = min(int(size[1] or 0), MAX_VIEWPORT_HEIGHT)
+            if height > viewport["height"]:
+                with contextlib.suppress(Exception):
+                    page.set_viewport_size({"width": viewport["width"], "height": height})
+                    self.log.note(f"window made {height}px tall: the page is taller")
+                    self.s.wait(0.2)
+        self.s.evaluate("window.__bench && window.__bench.lockScroll()")
 
     def _locate(self) -> BoardGeometry | None:
         """Locate the field, without the floor row or wall columns found before."""
@@ -581,6 +613,11 @@ class Bot:
                 self.log.note(f"click failed: {str(error).splitlines()[0]}")
                 continue
             self._unfocus()
+            located = s.geometry
+            if self._locate() != located:
+                # The click showed another field (a menu page replaced by the game's own
+                # canvas, a modal opened): learn its empty cells and watch that one.
+                before = self._learn_empty_field()
             if self._something_started(before, watch):
                 return str(button["text"])
         return None
@@ -831,6 +868,8 @@ class Bot:
         return True
 
     def discover_rotate(self) -> None:
+        if self.controls["rotate"] is not None:
+            return  # a probe for another control turned the piece
         tried = 0
         keys = [
             k
@@ -912,7 +951,7 @@ class Bot:
         target = B.best_placement(self.stack, cells, can_rotate=False)
         if target is not None:
             cells = self.steer(cells, target)
-        self.drop_or_wait(cells)
+        self.drop_or_wait(cells, hurry=True)  # where it lands matters, how fast it falls not
         return True
 
     def _steer_for_probe(self, cells: set[B.Cell], room: int = 3) -> set[B.Cell]:
@@ -1052,7 +1091,7 @@ class Bot:
         cleared, n = B.clear_full_rows(merged)
 
         def landed(frame: Frame) -> bool:
-            return self._matches(frame, merged) or bool(n and self._matches(frame, cleared))
+            return self._landed_at_once(frame, cells, rows, merged, cleared if n else None)
 
         if rows < 4:
             self.s.press(key, "try soft drop")
@@ -1128,9 +1167,7 @@ class Bot:
         cleared, n = B.clear_full_rows(merged)
 
         def landed(frame: Frame) -> bool:
-            # The piece is on its landing cells (maybe with the next piece at the top,
-            # maybe where the old one was), or the rows it completed are already gone.
-            return self._matches(frame, merged) or bool(n and self._matches(frame, cleared))
+            return self._landed_at_once(frame, cells, rows, merged, cleared if n else None)
 
         frame = self.press_until(key, "try hard drop", landed, timeout=0.35)
         if landed(frame):
@@ -1142,7 +1179,50 @@ class Bot:
             )
             self.after_landing(landing)
             return True
+        self._turned_by(key, cells, frame, "pressed while probing for a hard drop")
         return False
+
+    def _landed_at_once(
+        self,
+        frame: Frame,
+        cells: set[B.Cell],
+        rows: int,
+        merged: np.ndarray,
+        cleared: np.ndarray | None,
+    ) -> bool:
+        """The piece is on its landing cells (maybe with the next piece at the top, maybe
+        where the old one was), or the rows it completed are already gone; and the piece
+        is not simply where it was or a little lower. A ghost drawn as solid cells sits on
+        the landing cells before any key is pressed: it must not pass for the piece."""
+        if not (
+            self._matches(frame, merged) or (cleared is not None and self._matches(frame, cleared))
+        ):
+            return False
+        shift = self._shift(cells, self.active(frame))
+        return not (shift is not None and shift[1] == 0 and 0 <= shift[0] < rows)
+
+    def _turned_by(self, key: str, cells: set[B.Cell], frame: Frame, how: str) -> None:
+        """A probe key for another control that turned the piece where it was is the
+        rotate key (Space rotates in some games, and is tried as a hard drop first)."""
+        if self.controls["rotate"] is not None or key in self.controls.values():
+            return
+        after = self.active(frame)
+        shift = self._shift(cells, after)
+        if (
+            len(after) == 4
+            and B.identify(cells) not in (None, "O")
+            and B.identify(after) == B.identify(cells)
+            and B.normalize(after) != B.normalize(cells)
+            and shift is None
+            and abs(min(r for r, _ in after) - min(r for r, _ in cells)) <= 2
+        ):
+            self.controls["rotate"] = key
+            self.evidence.add(
+                self.log.now(),
+                "rotate",
+                "pass",
+                f"{key!r} turned a {B.identify(cells)} piece ({how})",
+            )
 
     # ---- phase 3: play ---------------------------------------------------------------
     def _matches(self, frame: Frame, expected: np.ndarray) -> bool:
@@ -1196,6 +1276,10 @@ class Bot:
     def after_landing(self, landed: set[B.Cell], wait: float = 2.0) -> None:
         """After a piece was dropped: follow lock, line clears and the next spawn."""
         assert self.stack is not None
+        if self.topping_out:
+            # Nothing is judged on a top-out's pieces but the end: the next piece is
+            # watched for briefly, not as long as a landing that may show a clear.
+            wait = min(wait, 0.8)
         merged = self.stack | B.mask_of(landed, self.stack.shape)
         # Only rows this piece completed are expected to clear: rows a broken game left
         # full before are part of its stack now.
@@ -1338,7 +1422,10 @@ class Bot:
                 # one: more could push the next piece down before it is seen. Topping out
                 # judges nothing on the pieces: it hurries.
                 rows_left = min(r for r, _ in landing) - min(r for r, _ in current)
-                for _ in range(max(presses, min(rows_left - 1, SOFT_PRESSES_MAX))):
+                count = max(presses, min(rows_left - 1, SOFT_PRESSES_MAX))
+                if self.topping_out:
+                    count = max(presses, rows_left + 2)  # where the next one goes is no matter
+                for _ in range(count):
                     self.s.press(self.controls["down"], "soft drop")
                     self.s.wait(0.02)
             frame = self.read()
@@ -1595,6 +1682,7 @@ class Bot:
             self.log.note(f"reload failed: {str(error).splitlines()[0]}")
             return
         self.s.wait(0.4)
+        self.s.evaluate("window.__bench && window.__bench.lockScroll()")
         if self.start_mechanism and self.start_mechanism.startswith("click:"):
             for button in self.s.evaluate("window.__bench.startButtons()", []) or []:
                 self._click(button["selector"])
@@ -1634,7 +1722,11 @@ class Bot:
         # minimum, so that game_over is still observed.
         least = TOP_OUT_MIN_S * budget / TOP_OUT_S
         self.top_out_began = self.log.now()
-        self.top_out(max(finish_by - time.monotonic(), least))
+        self.topping_out = True
+        try:
+            self.top_out(max(finish_by - time.monotonic(), least))
+        finally:
+            self.topping_out = False
         self.s.poll_numbers()
         if time.monotonic() > window_end - 1.0:
             return
@@ -1716,6 +1808,18 @@ class Bot:
             signal = self.game_over_signal()
             height = self.stack_height()
             peak = max(peak, height)
+            if peak >= rows - 6 and self._still_at_the_top():
+                # Keys kept being pressed and nothing moved any more: no piece spawns (an
+                # end panel over the field can look like cells that never fall).
+                detail = f" and the game showed {signal}" if signal else ""
+                self.evidence.add(
+                    self.log.now(),
+                    "game_over",
+                    "pass",
+                    f"stack {peak}/{rows} high, then the field stopped changing{detail}",
+                )
+                self._mark_over(self.log.frames[-1].t if self.log.frames else None)
+                return
             if signal and peak >= rows - 6:
                 self.evidence.add(
                     self.log.now(), "game_over", "pass", f"stack {peak}/{rows} high, then {signal}"
@@ -1746,6 +1850,18 @@ class Bot:
                     )
                     self._mark_over()
                     return
+                wiped_at = self.log.frames[-1].t if self.log.frames else self.log.now()
+                if not self._play_goes_on():
+                    # The field emptied and nothing came after: the game ended (a form
+                    # for a name, a menu) without words the bot knows.
+                    self.evidence.add(
+                        self.log.now(),
+                        "game_over",
+                        "pass",
+                        f"stack {peak}/{rows}, then the field was emptied and no piece came",
+                    )
+                    self._mark_over(wiped_at)
+                    return
                 self.evidence.add(
                     self.log.now(),
                     "game_over",
@@ -1754,6 +1870,23 @@ class Bot:
                 )
                 return
         self.log.note(f"top-out ended with the stack {peak}/{rows} high")
+
+    def _play_goes_on(self) -> bool:
+        """After the field emptied at the top: does a new piece come and fall by itself?"""
+        window = max(3.0, 4 * (self.gravity_s_per_row or 0.5))
+        if len(self.wait_piece(window)) != 4:
+            return False
+        return self._falls(max(1.5, 2.5 * (self.gravity_s_per_row or 0.5)))
+
+    def _still_at_the_top(self) -> bool:
+        """The field has not changed for a while (four gravity rows, at least 2.5 s)
+        although keys were pressed meanwhile."""
+        if not self.log.frames:
+            return False
+        last_change = self.log.frames[-1].t
+        still = max(2.5, 4 * (self.gravity_s_per_row or 0.0))
+        presses = sum(1 for t, _k, _p in self.log.actions if t > last_change + 0.3)
+        return self.log.now() - last_change >= still and presses >= 2
 
     def stalled(self, seconds: float = 6.0) -> bool:
         """The field has not changed for `seconds` although keys were pressed meanwhile."""

@@ -67,6 +67,49 @@
       else if (a.length >= 5) record(c, "image", a[1], a[2], a[3], a[4]);
       else record(c, "image", a[1], a[2], img.width || 0, img.height || 0);
     });
+    // Paths drawn with moveTo/lineTo/arcs (a cell drawn as a filled path, a field's frame
+    // or grid stroked as lines): their bounding box is recorded when filled or stroked.
+    // The transform is taken at the path's first point (a path rarely spans a change).
+    const paths = new WeakMap();
+    const extend = (ctx, points) => {
+      let p = paths.get(ctx);
+      if (!p) {
+        let m = { a: 1, b: 0, c: 0, d: 1, e: 0, f: 0 };
+        try {
+          m = ctx.getTransform();
+        } catch (e) {}
+        p = { m, x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity };
+        paths.set(ctx, p);
+      }
+      const m = p.m;
+      for (let i = 0; i + 1 < points.length; i += 2) {
+        const x = points[i];
+        const y = points[i + 1];
+        if (!Number.isFinite(x + y)) continue;
+        const X = m.a * x + m.c * y + m.e;
+        const Y = m.b * x + m.d * y + m.f;
+        if (X < p.x0) p.x0 = X;
+        if (X > p.x1) p.x1 = X;
+        if (Y < p.y0) p.y0 = Y;
+        if (Y > p.y1) p.y1 = Y;
+      }
+    };
+    wrap("beginPath", (c) => paths.delete(c));
+    wrap("moveTo", (c, a) => extend(c, [a[0], a[1]]));
+    wrap("lineTo", (c, a) => extend(c, [a[0], a[1]]));
+    wrap("arcTo", (c, a) => extend(c, [a[0], a[1], a[2], a[3]]));
+    wrap("quadraticCurveTo", (c, a) => extend(c, [a[2], a[3]]));
+    wrap("bezierCurveTo", (c, a) => extend(c, [a[4], a[5]]));
+    wrap("arc", (c, a) => extend(c, [a[0] - a[2], a[1] - a[2], a[0] + a[2], a[1] + a[2]]));
+    const recordPath = (c, a) => {
+      const p = paths.get(c);
+      if (!p || a[0] instanceof Path2D || p.x1 - p.x0 < 3 || p.y1 - p.y0 < 3) return;
+      if (!c || !c.canvas) return;
+      B.drawCount++;
+      push(B.rects, [canvasIndex(c.canvas), "path", p.x0, p.y0, p.x1 - p.x0, p.y1 - p.y0, performance.now()], MAX_RECTS);
+    };
+    wrap("fill", recordPath);
+    wrap("stroke", recordPath);
     wrap("fillText", (c, a) => recordText(c, a[0], a[1], a[2]));
     wrap("strokeText", (c, a) => recordText(c, a[0], a[1], a[2]));
   }
@@ -140,12 +183,17 @@
       if (s.display === "none" || s.visibility === "hidden") continue;
       boxes.push({ x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height, el });
     }
-    boxes.sort((a, b) => a.w - b.w);
+    // Alike in width and in height: the bricks of a wall beside the field can be as wide
+    // as its cells and not as tall.
+    boxes.sort((a, b) => a.w - b.w || a.h - b.h);
     const groups = new Map();
-    let current = null;
+    const firsts = [];
+    const near = (u, v) => Math.abs(u - v) <= Math.max(3, 0.12 * v);
     for (const b of boxes) {
-      if (!current || b.w - current.first > Math.max(3, 0.12 * current.first)) {
-        current = { first: b.w, items: [] };
+      let current = firsts.find((g) => near(b.w, g.w) && near(b.h, g.h));
+      if (!current) {
+        current = { w: b.w, h: b.h, items: [] };
+        firsts.push(current);
         groups.set(`${Math.round(b.w)}x${Math.round(b.h)}`, current.items);
       }
       current.items.push(b);
@@ -386,12 +434,13 @@
   B.startButtons = () => {
     const out = [];
     try {
-      const els = document.querySelectorAll("button, a, [role=button], input[type=button], input[type=submit], div, span");
+      // Labels too: a menu of radio options in a <dialog> (Start / Options / Help).
+      const els = document.querySelectorAll("button, a, [role=button], input[type=button], input[type=submit], label, li, div, span");
       for (const el of els) {
         if (!visible(el)) continue;
         const text = (el.innerText || el.value || el.getAttribute("aria-label") || "").trim();
         if (!text || text.length > 30 || !START.test(text)) continue;
-        const clickable = el.matches("button, a, [role=button], input") || getComputedStyle(el).cursor === "pointer" || el.onclick;
+        const clickable = el.matches("button, a, [role=button], input, label") || getComputedStyle(el).cursor === "pointer" || el.onclick;
         if (!clickable) continue;
         out.push({ text, selector: pathOf(el) });
       }
@@ -471,6 +520,31 @@
   };
 
   B.pageText = () => (document.body ? (document.body.innerText || "").slice(0, 2000) : "");
+
+  // Arrow keys and Space scroll a page that is taller than the window when the game does
+  // not prevent it, and the bot reads the field at fixed window coordinates: the window
+  // is kept where it was when the bot began (the game's own scroll containers are left).
+  B.lockScroll = () => {
+    if (B.scrollLocked) return true;
+    B.scrollLocked = true;
+    const x = window.scrollX;
+    const y = window.scrollY;
+    window.addEventListener(
+      "scroll",
+      () => {
+        try {
+          if (window.scrollX !== x || window.scrollY !== y) window.scrollTo(x, y);
+        } catch (e) {}
+      },
+      { capture: true, passive: true }
+    );
+    return true;
+  };
+  B.pageSize = () => {
+    const d = document.documentElement;
+    return [Math.max(d.scrollWidth, document.body ? document.body.scrollWidth : 0),
+            Math.max(d.scrollHeight, document.body ? document.body.scrollHeight : 0)];
+  };
 
   // The page's own code, as loaded: the HTML (inline scripts, onkeydown attributes) and
   // every same-origin script file, for the bot's guess of which keys the game handles.

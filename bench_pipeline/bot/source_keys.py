@@ -32,10 +32,15 @@ _NAMED: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
     "Enter": (("Enter", "Return", "NumpadEnter"), (13,)),
     "Shift": (("Shift", "ShiftLeft", "ShiftRight"), (16,)),
     "Escape": (("Escape", "Esc"), (27,)),
+    "Control": (("Control", "ControlLeft", "ControlRight"), (17,)),
+    ".": ((".", "Period"), (190,)),
+    ",": ((",", "Comma"), (188,)),
 }
 # Names that are distinctive enough to count unquoted (`case ArrowLeft:` never occurs, but
 # `{ArrowLeft: moveLeft}` and `KEYS.ArrowLeft` do).
-_BARE_OK = re.compile(r"^(Arrow\w+|Key[A-Z]|Numpad\w+|Space|Spacebar|Enter|Shift\w*|Escape)$")
+_BARE_OK = re.compile(
+    r"^(Arrow\w+|Key[A-Z]|Numpad\w+|Space|Spacebar|Enter|Shift\w*|Control\w*|Escape|Period|Comma)$"
+)
 
 
 def _aliases(key: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -56,6 +61,9 @@ def _mentioned(text: str, key: str) -> bool:
     for name in names:
         quoted = rf"(['\"`]){re.escape(name)}\1"
         if re.search(quoted, text):
+            return True
+        # A key map written as an object literal: `{ArrowLeft: left, q: rotate}`.
+        if re.fullmatch(r"\w+", name) and re.search(rf"[{{,]\s*{re.escape(name)}\s*:", text):
             return True
         if _BARE_OK.match(name) and re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text):
             return True

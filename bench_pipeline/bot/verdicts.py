@@ -102,6 +102,12 @@ def loads(o: Observed) -> TestResult:
         return TestResult(
             Verdict.FAIL, f"the playfield is {g.cols}x{g.rows}, not 10x20 ({g.locator})"
         )
+    if g.by_shape and not _lattice_confirmed(o):
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"a {g.renderer} area with a 1:2 shape was taken for the field ({g.locator}), but "
+            "no piece was seen falling or moving on its 10x20 cells to confirm it",
+        )
     loads = o.bot.loads if o.bot else 1
     again = (
         f"; it took {loads} page loads, the earlier ones threw and did not start"
@@ -109,6 +115,14 @@ def loads(o: Observed) -> TestResult:
         else ""
     )
     return TestResult(Verdict.PASS, f"{g.renderer} playfield 10x20 ({g.locator}){again}")
+
+
+def _lattice_confirmed(o: Observed) -> bool:
+    """A tetromino was seen falling or moving by whole cells of the field read."""
+    ev = o.bot.evidence if o.bot else None
+    return ev is not None and any(
+        ev.has(test, "pass") for test in ("gravity", "move_left", "move_right")
+    )
 
 
 def starts(o: Observed) -> TestResult:

@@ -62,6 +62,12 @@ def test_codes_like_keyw_name_the_letter() -> None:
     ]
 
 
+def test_a_key_map_written_as_an_object_literal_names_its_keys() -> None:
+    prior = prior_from("const act = { ArrowLeft: left, s: soft,\n  q: () => rotate(1) }[e.key];")
+    assert prior.mentions("q") and prior.mentions("s") and prior.mentions("ArrowLeft")
+    assert not prior.mentions("e") and not prior.mentions("ArrowRight")
+
+
 def test_mentioned_keys_come_first_and_unknown_code_changes_nothing() -> None:
     keys = ("ArrowLeft", "a", "j", "h")
     assert prior_from(WASD_CODES).order(keys) == ["a", "ArrowLeft", "j", "h"]
