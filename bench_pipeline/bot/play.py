@@ -1195,7 +1195,8 @@ class Bot:
         is not simply where it was or a little lower. A ghost drawn as solid cells sits on
         the landing cells before any key is pressed: it must not pass for the piece."""
         if not (
-            self._matches(frame, merged) or (cleared is not None and self._matches(frame, cleared))
+            self._matches(frame, merged, ghost_first=False)
+            or (cleared is not None and self._matches(frame, cleared, ghost_first=False))
         ):
             return False
         shift = self._shift(cells, self.active(frame))
@@ -1225,9 +1226,10 @@ class Bot:
             )
 
     # ---- phase 3: play ---------------------------------------------------------------
-    def _matches(self, frame: Frame, expected: np.ndarray) -> bool:
+    def _matches(self, frame: Frame, expected: np.ndarray, ghost_first: bool = True) -> bool:
         """The frame is `expected` plus at most one new piece near the top (and that
-        piece's ghost, where a game draws it as solid cells)."""
+        piece's ghost, where a game draws it as solid cells). Without `ghost_first`, a new
+        piece whose ghost is not drawn yet will do: the caller knows the old piece left."""
         missing = expected & ~frame.filled
         if missing.any():
             return False
@@ -1237,7 +1239,7 @@ class Bot:
             # Where ghosts are solid, the piece still falling above its own ghost looks
             # like a landed piece and a new one: a new piece shows its ghost too, unless
             # it is already where it would land.
-            if not self.saw_ghost or not extra.any():
+            if not self.saw_ghost or not ghost_first or not extra.any():
                 return True
             piece = B.cells_of(extra)
             return B.drop(expected, piece) == piece
@@ -1524,7 +1526,7 @@ class Bot:
         self._clears_scanned = len(frames)
 
     def _play_piece(self, topping_out: bool) -> bool:
-        if topping_out and self.controls["hard_drop"]:
+        if topping_out and (self.controls["hard_drop"] or self.controls["down"]):
             # Topping out needs no whole piece: one that spawns above the field and shows
             # a row at a time is dropped as soon as a cell of it shows.
             cells = self.wait_piece(2.5, need=1)
@@ -1548,10 +1550,17 @@ class Bot:
         return cells if target is None else self.steer(cells, target)
 
     def _drop_partial_piece(self) -> bool:
-        """Hard-drop a piece only partly in view (topping out): nothing is judged on it.
-        False when the field did not react (the game may be over)."""
+        """Drop a piece only partly in view (topping out), with the hard drop or a burst of
+        soft drops: nothing is judged on it. False when the field did not react (the game
+        may be over)."""
         before = self.read().filled
-        self.s.press(self.controls["hard_drop"] or " ", "hard drop (top-out)")
+        if self.controls["hard_drop"]:
+            self.s.press(self.controls["hard_drop"], "hard drop (top-out)")
+        else:
+            assert self.controls["down"] is not None
+            for _ in range(self.empty().shape[0] // 2):
+                self.s.press(self.controls["down"], "soft drop (top-out)")
+                self.s.wait(0.01)
         self.s.wait(0.25)
         frame = self.read()
         if np.array_equal(before, frame.filled):
@@ -1804,6 +1813,8 @@ class Bot:
         end = time.monotonic() + min(limit, self.time_left())
         peak = 0
         lines_before = self.rows_cleared
+        top_at: float | None = None  # when the stack first filled the top row
+        after_top = 0  # pieces played since
         while time.monotonic() < end and not self.stalled():
             signal = self.game_over_signal()
             height = self.stack_height()
@@ -1869,6 +1880,24 @@ class Bot:
                     "the field was emptied at the top and play went on with no game-over state",
                 )
                 return
+            if self.stack_height() >= rows:
+                top_at = self.log.now() if top_at is None else top_at
+                after_top += 1
+                changes = sum(1 for f in self.log.frames if f.t > top_at)
+                if (
+                    after_top >= 4
+                    and changes >= 4
+                    and self.log.now() - top_at >= 3.0
+                    and self.game_over_signal() is None
+                ):
+                    self.evidence.add(
+                        self.log.now(),
+                        "game_over",
+                        "fail",
+                        f"the stack filled the top row and {after_top} more pieces came in "
+                        f"{self.log.now() - top_at:.1f}s with no game-over state",
+                    )
+                    return
         self.log.note(f"top-out ended with the stack {peak}/{rows} high")
 
     def _play_goes_on(self) -> bool:
