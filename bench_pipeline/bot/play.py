@@ -42,6 +42,7 @@ QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
 # A game that throws while loading may do so only on some loads: reload up to this many
 # times in all before judging it.
 MAX_LOADS = 3
+GRAVITY_WATCH_S = 5.0  # a piece still this long with no input: no gravity
 MAX_VIEWPORT_HEIGHT = 2400  # a taller page is read from its top 2400 px
 HARD_DROP_TRIES = 3  # pieces a hard-drop key is tried on before it is left untried
 SOFT_PRESSES_MAX = 8  # soft-drop presses a read, while the piece has that many rows to fall
@@ -137,6 +138,7 @@ class Bot:
         self.first_game_over_at: float | None = None
         self.top_out_began: float | None = None  # log time the bot last began a top-out
         self.topping_out = False  # within a top-out: landings are not followed closely
+        self.piece_seconds: list[float] = []  # how long each piece played took
         self.watch_faint = False  # after the threshold was tuned on the first piece
         self.loads = 1  # page loads it took to get a game that starts
         self.overlay: np.ndarray | None = None  # cells drawn over the field, not play
@@ -537,7 +539,7 @@ class Bot:
             # bars): a group of cells seen falling with no input shows the game running.
             cells = self._falling_group(3.0)
             detail = f"first piece {sorted(cells)} ({len(cells)} cells, seen falling)"
-        if len(cells) >= 3:
+        if cells:
             self.started_at = self.log.now()
             self.evidence.add(self.started_at, "starts", "pass", detail)
             # The distances of the read that found the piece: a new screenshot could show
@@ -580,24 +582,25 @@ class Bot:
             self.log.note(f"{int(static.sum())} cells drawn over the field masked (an overlay)")
 
     def _falling_group(self, timeout: float) -> set[B.Cell]:
-        """A loose group of 3 to 9 cells seen one or more rows lower, same shape and
-        columns, on a later read (a falling piece that is no tetromino), else empty."""
+        """A loose group of 1 to 9 cells seen lower, same shape and columns, on a later
+        read (a falling piece that is no tetromino: a pentomino, a long bar, a single
+        cell), else empty. A group of one or two cells must be seen at three rows."""
         end = time.monotonic() + timeout
-        earlier: list[set[B.Cell]] = []
+        seen: dict[tuple[B.Piece, int], set[int]] = defaultdict(set)
         while time.monotonic() < end and self.time_left() > 0:
             frame = self.read()
             stack = self.stack if self.stack is not None else self.empty()
-            groups = [g for g in B.components(frame.filled & ~stack) if 3 <= len(g) <= 9]
-            for group in groups:
-                top, left = min(r for r, _ in group), min(c for _, c in group)
-                for old in earlier:
-                    if (
-                        B.normalize(old) == B.normalize(group)
-                        and min(c for _, c in old) == left
-                        and min(r for r, _ in old) < top
-                    ):
-                        return group
-            earlier = (earlier + groups)[-12:]
+            for group in B.components(frame.filled & ~stack):
+                if len(group) > 9:
+                    continue
+                key = (B.normalize(group), min(c for _, c in group))
+                top = min(r for r, _ in group)
+                rows = seen[key]
+                if any(r < top for r in rows) and len(rows | {top}) >= (
+                    2 if len(group) >= 3 else 3
+                ):
+                    return group
+                rows.add(top)
             self.s.wait(0.1)
         return set()
 
@@ -605,21 +608,37 @@ class Bot:
         """Click each start button in turn; the text of the one after which the field
         changed, else None."""
         s = self.s
-        for button in s.evaluate("window.__bench.startButtons()", []) or []:
-            self.log.note(f"trying start button {button['text']!r}")
-            try:
-                s.page.click(button["selector"], timeout=2000)
-            except Exception as error:
-                self.log.note(f"click failed: {str(error).splitlines()[0]}")
-                continue
-            self._unfocus()
-            located = s.geometry
-            if self._locate() != located:
-                # The click showed another field (a menu page replaced by the game's own
-                # canvas, a modal opened): learn its empty cells and watch that one.
-                before = self._learn_empty_field()
-            if self._something_started(before, watch):
-                return str(button["text"])
+        tried: set[str] = set()
+        # A click that shows another page (a game's screen behind a title card) may bring
+        # the real Start button: its buttons are tried next, up to three steps.
+        for _step in range(3):
+            buttons = [
+                b
+                for b in s.evaluate("window.__bench.startButtons()", []) or []
+                if b["selector"] not in tried
+            ]
+            moved_on = False
+            for button in buttons:
+                tried.add(button["selector"])
+                self.log.note(f"trying start button {button['text']!r}")
+                try:
+                    s.page.click(button["selector"], timeout=2000)
+                except Exception as error:
+                    self.log.note(f"click failed: {str(error).splitlines()[0]}")
+                    continue
+                self._unfocus()
+                located = s.geometry
+                if self._locate() != located:
+                    # The click showed another field (a menu page replaced by the game's
+                    # own canvas, a modal opened): learn its empty cells and watch that one.
+                    before = self._learn_empty_field()
+                    moved_on = True
+                if self._something_started(before, watch):
+                    return str(button["text"])
+                if moved_on:
+                    break
+            if not moved_on:
+                return None
         return None
 
     def _choose_menu_item(self) -> str | None:
@@ -728,7 +747,9 @@ class Bot:
         top = min(r for r, _ in cells)
         t_start = time.monotonic()
         steps: list[tuple[float, int]] = []
-        while time.monotonic() - t_start < 3.0:
+        # Some games run their gravity off animation frames, and a slow page (a large
+        # canvas redrawn every frame) falls a row in a few seconds: 5 s before a FAIL.
+        while time.monotonic() - t_start < (3.0 if steps else GRAVITY_WATCH_S):
             now_cells = self.active(self.read())
             if len(now_cells) == 4 and B.normalize(now_cells) == B.normalize(cells):
                 row = min(r for r, _ in now_cells)
@@ -741,7 +762,10 @@ class Bot:
             self.s.wait(0.04)
         if not steps:
             self.evidence.add(
-                self.log.now(), "gravity", "fail", "the piece stayed in place for 3 s without input"
+                self.log.now(),
+                "gravity",
+                "fail",
+                f"the piece stayed in place for {GRAVITY_WATCH_S:.0f} s without input",
             )
             return
         if len(steps) >= 2:
@@ -1484,6 +1508,8 @@ class Bot:
         self.scan_clears()
         if played:
             self.last_piece_at = began
+            if not topping_out:
+                self.piece_seconds.append(self.log.now() - began)
         return played
 
     @property
@@ -1780,6 +1806,11 @@ class Bot:
         while time.monotonic() < end and self.time_left() > 0:
             if until_a_line and (self.rows_cleared or self.clears_broken):
                 return True
+            if end - time.monotonic() < self._piece_seconds():
+                # Too little time for another piece: a piece begun now would end after
+                # `end` and stretch the evaluation. Watch the field until then.
+                self._observe_until(end)
+                return True
             if time.monotonic() - last_numbers > 1.0:
                 self.s.poll_numbers()
                 last_numbers = time.monotonic()
@@ -1807,14 +1838,22 @@ class Bot:
                 misses = 0
         return True
 
+    def _piece_seconds(self) -> float:
+        """How long playing one piece has taken lately (the median of the last few)."""
+        times = self.piece_seconds[-6:]
+        return float(np.median(times)) if times else 1.0
+
+    def _observe_until(self, end: float) -> None:
+        while time.monotonic() < end - 0.05 and self.time_left() > 0:
+            self.read()
+            self.s.wait(min(0.1, max(0.0, end - time.monotonic())))
+
     def top_out(self, limit: float = 14.0) -> None:
         """Drop pieces without steering until the stack reaches the top, then watch the end."""
         rows = self.empty().shape[0]
         end = time.monotonic() + min(limit, self.time_left())
         peak = 0
         lines_before = self.rows_cleared
-        top_at: float | None = None  # when the stack first filled the top row
-        after_top = 0  # pieces played since
         while time.monotonic() < end and not self.stalled():
             signal = self.game_over_signal()
             height = self.stack_height()
@@ -1880,24 +1919,6 @@ class Bot:
                     "the field was emptied at the top and play went on with no game-over state",
                 )
                 return
-            if self.stack_height() >= rows:
-                top_at = self.log.now() if top_at is None else top_at
-                after_top += 1
-                changes = sum(1 for f in self.log.frames if f.t > top_at)
-                if (
-                    after_top >= 4
-                    and changes >= 4
-                    and self.log.now() - top_at >= 3.0
-                    and self.game_over_signal() is None
-                ):
-                    self.evidence.add(
-                        self.log.now(),
-                        "game_over",
-                        "fail",
-                        f"the stack filled the top row and {after_top} more pieces came in "
-                        f"{self.log.now() - top_at:.1f}s with no game-over state",
-                    )
-                    return
         self.log.note(f"top-out ended with the stack {peak}/{rows} high")
 
     def _play_goes_on(self) -> bool:

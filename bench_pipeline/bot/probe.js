@@ -435,12 +435,20 @@
     const out = [];
     try {
       // Labels too: a menu of radio options in a <dialog> (Start / Options / Help).
-      const els = document.querySelectorAll("button, a, [role=button], input[type=button], input[type=submit], label, li, div, span");
+      const els = document.querySelectorAll(
+        "button, a, [role=button], input[type=button], input[type=submit], label, li, div, span, h1, h2, h3, h4, h5, h6, p, strong, b"
+      );
       for (const el of els) {
         if (!visible(el)) continue;
         const text = (el.innerText || el.value || el.getAttribute("aria-label") || "").trim();
         if (!text || text.length > 30 || !START.test(text)) continue;
-        const clickable = el.matches("button, a, [role=button], input, label") || getComputedStyle(el).cursor === "pointer" || el.onclick;
+        // The words may sit in a heading inside a bigger button ("Play Tetris" above a
+        // line of description): the heading is clicked, and the click reaches the button.
+        const clickable =
+          el.matches("button, a, [role=button], input, label") ||
+          el.closest("button, a, [role=button], label") ||
+          getComputedStyle(el).cursor === "pointer" ||
+          el.onclick;
         if (!clickable) continue;
         out.push({ text, selector: pathOf(el) });
       }

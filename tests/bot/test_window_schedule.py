@@ -61,6 +61,9 @@ class ScriptedBot(Bot):
             self.lines_cleared = 1
         return True
 
+    def _observe_until(self, end: float) -> None:
+        self.clock.now = max(self.clock.now, end)  # watching the field, nothing played
+
     def top_out(self, limit: float = 14.0) -> None:
         self.top_outs.append((self.log.now(), limit))
         self.clock.now += self.top_out_s
@@ -144,3 +147,13 @@ def test_a_game_without_a_hard_drop_also_plays_past_the_window_for_a_line(clock:
     began, limit = bot.top_outs[0]
     assert began >= window_end + EXTRA_PLAY_S - 1.0
     assert limit >= 13.0 * play.SOFT_TOP_OUT  # and its top-out keeps its whole minimum
+
+
+def test_no_piece_is_begun_that_would_end_after_the_window(clock: Clock) -> None:
+    # A piece begun with less than a piece's time left ran past the window's end and
+    # stretched every evaluation by a second or two: the field is watched instead.
+    bot = ScriptedBot(clock, clears_at=1)
+    start = clock.now
+    assert bot._play_until(start + 5.5)
+    assert bot.pieces == 5
+    assert clock.now == pytest.approx(start + 5.5)
