@@ -38,7 +38,9 @@ from bench_pipeline.warehouse.budget import ArtifactBudget
 
 PROBE = (Path(__file__).parent / "probe.js").read_text()
 HARD_CAP_S = 120.0
-IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon")
+# Failed resource loads, and the browser's own word that the web-app manifest a page links
+# could not be fetched: the browser's messages about missing files, not the game's code.
+IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon", "Manifest fetch from")
 # What the browser says when a sound cannot play: its file is missing (offline, or not in
 # the checkout), autoplay is refused before a user gesture, or a pause() interrupted a
 # play() still loading. Like a failed resource load, that is not the game's code failing.
@@ -50,6 +52,11 @@ IGNORED_PAGE_ERRORS = (
 )
 # What Chromium logs when a page reaches for a local file; recorded as a blocked attempt.
 FILE_ACCESS_MESSAGES = ("Not allowed to load local resource", 'URL scheme "file"')
+
+
+def is_ignored_console(text: str) -> bool:
+    """A console.error that is the browser reporting a missing file, not the game failing."""
+    return any(marker in text for marker in IGNORED_CONSOLE)
 
 
 def _kill_matching(marker: str) -> None:
@@ -87,7 +94,7 @@ def _attach_listeners(page, log: EventLog, containment: Containment | None = Non
         text = message.text
         if containment is not None and any(m in text for m in FILE_ACCESS_MESSAGES):
             containment.record(log.now(), "file", text)
-        if any(marker in text for marker in IGNORED_CONSOLE):
+        if is_ignored_console(text):
             log.ignored_console.append((log.now(), text[:300]))
         else:
             log.console_errors.append((log.now(), text[:300]))

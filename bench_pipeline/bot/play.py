@@ -634,7 +634,19 @@ class Bot:
                     before = self._learn_empty_field()
                     moved_on = True
                 if self._something_started(before, watch):
-                    return str(button["text"])
+                    untried = [
+                        b
+                        for b in s.evaluate("window.__bench.startButtons()", []) or []
+                        if b["selector"] not in tried
+                    ]
+                    if not untried or self._falls(3.0):
+                        return str(button["text"])
+                    # The page changed, but what it shows stands still and another start
+                    # button is on offer (a title card led to a "Ready? Play" overlay with
+                    # the first piece drawn behind it): that one is the start.
+                    self.log.note("the field changed but nothing falls: the next start button")
+                    before = self.read().filled
+                    moved_on = True
                 if moved_on:
                     break
             if not moved_on:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from bench_pipeline.bot import board as B
+from bench_pipeline.bot.evaluate import is_ignored_console
 from bench_pipeline.bot.play import Bot, Evidence
 from bench_pipeline.bot.session import EventLog, Frame
 from bench_pipeline.bot.source_keys import KeyPrior, prior_from
@@ -168,3 +169,16 @@ def test_the_bot_finds_a_clear_in_its_recorded_frames() -> None:
     # Frames already scanned are not counted again.
     bot.scan_clears()
     assert bot.clears_seen == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "ignored"),
+    [
+        ("Failed to load resource: the server responded with a status of 404 ()", True),
+        ("Manifest fetch from http://127.0.0.1:8000/manifest.json failed, code 404", True),
+        ("Uncaught TypeError: Cannot read properties of undefined (reading 'draw')", False),
+        ("[analytics] beacon failed: manifest", False),
+    ],
+)
+def test_missing_files_are_no_console_errors_of_the_game(message: str, ignored: bool) -> None:
+    assert is_ignored_console(message) is ignored
