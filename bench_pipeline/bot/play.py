@@ -1938,7 +1938,20 @@ class Bot:
         window = max(3.0, 4 * (self.gravity_s_per_row or 0.5))
         if len(self.wait_piece(window)) != 4:
             return False
-        return self._falls(max(1.5, 2.5 * (self.gravity_s_per_row or 0.5)))
+        if self._falls(max(1.5, 2.5 * (self.gravity_s_per_row or 0.5))):
+            return True
+        if not self.evidence.has("gravity", "fail"):
+            return False
+        # A game without gravity (judged under `gravity`) goes on when the new piece
+        # answers the movement keys: waiting for it to fall would call every wipe an end.
+        for key in (self.controls["down"], self.controls["left"], self.controls["right"]):
+            if not key:
+                continue
+            before = self.active(self.read())
+            after = self.active(self.press_and_read(key, "does the new piece answer a key?"))
+            if len(before) == 4 and len(after) == 4 and after != before:
+                return True
+        return False
 
     def _still_at_the_top(self) -> bool:
         """The field has not changed for a while (four gravity rows, at least 2.5 s)
