@@ -1024,11 +1024,11 @@ class Bot:
             return len(now) == 4 and B.normalize(now) != shape
 
         after = self.active(self.press_until(key, "try rotate", turned))
-        if (
-            len(after) == 4
-            and B.normalize(after) != before_shape
-            and B.identify(after) == B.identify(cells)
-        ):
+        if not self._same_piece_turned(cells, after):
+            # A piece that glides between orientations (an eased SVG or DOM transition)
+            # reads as another shape, or not whole, halfway: judge the shape it settles in.
+            after = self._settled_piece(after)
+        if self._same_piece_turned(cells, after):
             self.controls["rotate"] = key
             self.evidence.add(
                 self.log.now(), "rotate", "pass", f"{key!r} turned a {B.identify(cells)} piece"
@@ -1043,6 +1043,26 @@ class Bot:
         if shift is not None and shift[0] < 0:
             return "replaced"  # the same shape higher up: the next piece
         return "kept"
+
+    @staticmethod
+    def _same_piece_turned(cells: set[B.Cell], after: set[B.Cell]) -> bool:
+        return (
+            len(after) == 4
+            and B.normalize(after) != B.normalize(cells)
+            and B.identify(after) == B.identify(cells)
+        )
+
+    def _settled_piece(self, last: set[B.Cell], limit: float = 0.4) -> set[B.Cell]:
+        """The active piece once two reads in a row show it whole in the same shape (it
+        may have fallen between them), or the last read after `limit` seconds."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end and self.time_left() > 0:
+            self.s.wait(0.05)
+            now = self.active(self.read())
+            if len(now) == 4 and len(last) == 4 and B.normalize(now) == B.normalize(last):
+                return now
+            last = now
+        return last
 
     def discover_soft_drop(self) -> None:
         for key in self.keys.to_try(DOWN_KEYS):
