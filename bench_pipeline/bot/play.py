@@ -1782,6 +1782,13 @@ class Bot:
             if not self._play_until(extra_end, until_a_line=True):
                 return
         self.s.poll_numbers()
+        if self.evidence.has("game_over", "pass") or self.evidence.has("game_over", "fail"):
+            # The game already ended in play (and was restarted): a second top-out would
+            # judge game_over again on a game the bot's restart may have left in another
+            # state (a reload, a key that is not the game's restart key).
+            self.log.note("no top-out: game_over was already judged in play")
+            self._play_until(window_end)
+            return
         self.log.note(
             f"topping out ({budget:.0f}s budgeted, {window_end - time.monotonic():.1f}s of the window left)"
         )
