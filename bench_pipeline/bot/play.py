@@ -108,6 +108,10 @@ class Evidence:
     def has(self, test: str, outcome: str) -> bool:
         return any(o == outcome for _, o, _ in self.items.get(test, []))
 
+    def judged(self, test: str) -> bool:
+        """A PASS or FAIL was already recorded for `test`."""
+        return self.has(test, "pass") or self.has(test, "fail")
+
     def first(self, test: str, outcome: str) -> str | None:
         return next((d for _, o, d in self.items.get(test, []) if o == outcome), None)
 
@@ -1782,7 +1786,7 @@ class Bot:
             if not self._play_until(extra_end, until_a_line=True):
                 return
         self.s.poll_numbers()
-        if self.evidence.has("game_over", "pass") or self.evidence.has("game_over", "fail"):
+        if self.evidence.judged("game_over"):
             # The game already ended in play (and was restarted): a second top-out would
             # judge game_over again on a game the bot's restart may have left in another
             # state (a reload, a key that is not the game's restart key).
@@ -2012,7 +2016,7 @@ class Bot:
     def game_over_before_gone(self) -> None:
         """The page stopped answering (a loop of dialogs at the end, say) right after a
         game-over dialog while the stack was at the top: that was the game over."""
-        if self.evidence.has("game_over", "pass") or self.evidence.has("game_over", "fail"):
+        if self.evidence.judged("game_over"):
             return
         frame = self.last_frame
         if frame is None or not frame.filled.any():
