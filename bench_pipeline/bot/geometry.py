@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,12 @@ def _mode(values: Sequence[float], resolution: float = 1.0) -> tuple[float, int]
     return value, count
 
 
+# Said in a locator when a wide lattice was narrowed to the columns holding drawn cells.
+NARROWED = "narrowed to the"
+
+# A field inside a canvas: x, y, w, h in canvas pixels, how it was found, cols, rows.
+CanvasField = tuple[float, float, float, float, str, int, int]
+
 # A playfield of another size is still played (and fails `loads`): these bound what is
 # taken for a field rather than a preview box or a whole page of squares.
 MIN_COLS, MAX_COLS, MIN_ROWS, MAX_ROWS = 6, 20, 12, 30
@@ -90,7 +96,7 @@ def _field_columns(
 
 def canvas_lattice(
     backing_w: float, backing_h: float, draws: Sequence[Sequence[Any]]
-) -> tuple[float, float, float, float, str, int, int] | None:
+) -> CanvasField | None:
     """The board (x, y, w, h in canvas pixels) inside a canvas, from what it drew.
 
     Cells are the most common small square drawn; the board is a drawn rectangle (a
@@ -138,6 +144,7 @@ def canvas_lattice(
         for x, y, w, h in [*big, (0, 0, backing_w, backing_h)]:
             cols, rows = _whole_cells(w, pitch), _whole_cells(h, pitch)
             narrowed = 0
+            wide = cols
             if cols and rows and cols > COLS and cols >= 0.75 * rows:
                 # Too wide for a field: a canvas with the field and a side panel (next,
                 # hold, score) in one background. The field is the 10 columns holding
@@ -157,10 +164,15 @@ def canvas_lattice(
                 x - 1 <= s[0] and s[0] + s[2] <= x + w + 1 and y - 1 <= s[1] <= y + h for s in same
             )
             if inside:
-                fields.append((-inside, narrowed, w * h, (x, y, w, h, cols, rows)))
+                fields.append((-inside, narrowed, w * h, (x, y, w, h, cols, rows, wide)))
         if fields:
-            x, y, w, h, cols, rows = min(fields)[3]
-            return x, y, w, h, f"canvas rect {w:.0f}x{h:.0f}, cell {pitch:.0f}px", cols, rows
+            x, y, w, h, cols, rows, wide = min(fields)[3]
+            how = f"canvas rect {w:.0f}x{h:.0f}, cell {pitch:.0f}px"
+            if wide != cols:
+                # Said, because a field of that width (15x20) looks the same until a
+                # piece is pushed past the columns taken (verdicts.loads).
+                how += f", {NARROWED} {cols} of {wide} columns"
+            return x, y, w, h, how, cols, rows
         # A board inside a larger canvas with no rectangle of its own: take the squares'
         # lattice, 10 x 20 pitches anchored on the lowest, leftmost drawn cells.
         left = min(s[0] for s in same)
@@ -186,10 +198,20 @@ def canvas_lattice(
     return None
 
 
+def needs_pixels(found: CanvasField | None) -> bool:
+    """True when a canvas's draw calls gave no lattice of cells (nothing recorded, as on
+    a WebGL canvas, or only a 1:2 area): its pixels may tell more."""
+    return found is None or "1:2 shape" in found[4]
+
+
 def choose_board(
-    candidates: Sequence[dict[str, Any]], canvas_draws: dict[int, list[Sequence[Any]]]
+    candidates: Sequence[dict[str, Any]],
+    canvas_draws: dict[int, list[Sequence[Any]]],
+    look: Callable[[dict[str, Any]], CanvasField | None] | None = None,
 ) -> BoardGeometry | None:
-    """The most convincing playfield among the probe's candidates."""
+    """The most convincing playfield among the probe's candidates. `look` finds a field
+    in a canvas candidate's screenshot (pixel_field.py, in canvas pixels); it is asked
+    only where the canvas's draw calls gave no lattice of cells."""
     scored: list[tuple[float, BoardGeometry]] = []
     for cand in candidates:
         kind = cand.get("kind")
@@ -226,6 +248,8 @@ def choose_board(
             found = canvas_lattice(
                 backing["w"], backing["h"], canvas_draws.get(int(cand["index"]), [])
             )
+            if needs_pixels(found) and look is not None and (seen := look(cand)) is not None:
+                found = seen
             if found is None:
                 continue
             bx, by, bw, bh, how, cols, rows = found

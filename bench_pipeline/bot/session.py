@@ -18,7 +18,8 @@ from PIL import Image
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
-from bench_pipeline.bot.geometry import BoardGeometry, choose_board
+from bench_pipeline.bot.geometry import BoardGeometry, CanvasField, choose_board
+from bench_pipeline.bot.pixel_field import field_from_pixels
 
 SCREENSHOT_TIMEOUT_MS = 2500
 DEFAULT_THRESHOLD = 40.0
@@ -115,6 +116,7 @@ class GameSession:
         # the filled/empty mask (a piece fainter than the threshold).
         self.last_colours: np.ndarray | None = None
         self.last_distances: np.ndarray | None = None
+        self._pixel_fields: dict[int, CanvasField] = {}  # canvas index -> last found
 
     # ---- page state -------------------------------------------------------------------
     @property
@@ -191,7 +193,7 @@ class GameSession:
             if cand.get("kind") == "canvas":
                 index = int(cand["index"])
                 draws[index] = self.evaluate(f"window.__bench.canvasDraws({index}, 3000)", []) or []
-        geometry = choose_board(candidates, draws)
+        geometry = choose_board(candidates, draws, self._pixel_field)
         if geometry is not None and geometry != self.geometry:
             self.geometry = geometry
             self.reference = None
@@ -201,6 +203,43 @@ class GameSession:
                 f"{geometry.rect()} ({geometry.locator})"
             )
         return self.geometry
+
+    def _pixel_field(self, cand: dict[str, Any]) -> CanvasField | None:
+        """A field found in a canvas's screenshot (in canvas pixels), for a canvas whose
+        draw calls show none (WebGL). The last one found is kept while a later screenshot
+        shows none (a menu or an overlay drawn over the field for a moment)."""
+        index, rect, backing = int(cand["index"]), cand["rect"], cand["backing"]
+        viewport = self.page.viewport_size or {"width": 1280, "height": 1100}
+        x0, y0 = max(0.0, rect["x"]), max(0.0, rect["y"])
+        x1 = min(float(viewport["width"]), rect["x"] + rect["w"])
+        y1 = min(float(viewport["height"]), rect["y"] + rect["h"])
+        if x1 - x0 < 40 or y1 - y0 < 80 or not backing.get("w") or not rect["w"]:
+            return self._pixel_fields.get(index)
+        try:
+            png = self.page.screenshot(
+                clip={"x": x0, "y": y0, "width": x1 - x0, "height": y1 - y0},
+                timeout=SCREENSHOT_TIMEOUT_MS,
+            )
+        except PlaywrightError:
+            return self._pixel_fields.get(index)
+        image = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+        found = field_from_pixels(image)
+        if found is None:
+            return self._pixel_fields.get(index)
+        # Image pixels -> CSS pixels from the canvas's corner -> canvas (backing) pixels.
+        css = image.shape[1] / (x1 - x0)
+        sx, sy = backing["w"] / rect["w"], backing["h"] / rect["h"]
+        field: CanvasField = (
+            (found.x / css + x0 - rect["x"]) * sx,
+            (found.y / css + y0 - rect["y"]) * sy,
+            found.width / css * sx,
+            found.height / css * sy,
+            found.how,
+            found.cols,
+            found.rows,
+        )
+        self._pixel_fields[index] = field
+        return field
 
     def _screenshot(self) -> np.ndarray:
         g = self.geometry

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench_pipeline.bot.contract import TEST_IDS, TestResult, Verdict
+from bench_pipeline.bot.geometry import NARROWED
 from bench_pipeline.bot.play import Bot
 from bench_pipeline.bot.session import EventLog
 
@@ -108,6 +109,8 @@ def loads(o: Observed) -> TestResult:
             f"a {g.renderer} area with a 1:2 shape was taken for the field ({g.locator}), but "
             "no piece was seen falling or moving on its 10x20 cells to confirm it",
         )
+    if (doubt := _pushed_out_of_narrowed_field(o)) is not None:
+        return TestResult(Verdict.INCONCLUSIVE, doubt)
     loads = o.bot.loads if o.bot else 1
     again = (
         f"; it took {loads} page loads, the earlier ones threw and did not start"
@@ -115,6 +118,30 @@ def loads(o: Observed) -> TestResult:
         else ""
     )
     return TestResult(Verdict.PASS, f"{g.renderer} playfield 10x20 ({g.locator}){again}")
+
+
+def _pushed_out_of_narrowed_field(o: Observed) -> str | None:
+    """A canvas lattice too wide for a field was taken as its 10 busiest columns (a field
+    beside a panel), and then a piece was pushed out of them sideways: the field may be
+    the whole lattice (a 15x20 field looks the same until then). Neither its size nor its
+    walls can be told; None when there is no such doubt."""
+    g = o.bot.s.geometry if o.bot else None
+    if g is None or NARROWED not in g.locator or o.bot is None:
+        return None
+    out = next(
+        (
+            detail
+            for _t, outcome, detail in o.bot.evidence.items.get("walls", [])
+            if outcome == "fail" and "left the field" in detail
+        ),
+        None,
+    )
+    if out is None:
+        return None
+    return (
+        f"the field was taken as {g.cols} columns of a wider lattice ({g.locator}), but "
+        f"{out.removeprefix('pushing ')}: the field may be the whole lattice"
+    )
 
 
 def _lattice_confirmed(o: Observed) -> bool:
@@ -167,6 +194,8 @@ def walls(o: Observed) -> TestResult:
     assert o.bot is not None
     if not (o.bot.controls["left"] and o.bot.controls["right"]):
         return TestResult(Verdict.INCONCLUSIVE, "left and right controls were not both found")
+    if (doubt := _pushed_out_of_narrowed_field(o)) is not None:
+        return TestResult(Verdict.INCONCLUSIVE, doubt)
     return _from_evidence(o, "walls", "the piece could not be pushed against a wall")
 
 

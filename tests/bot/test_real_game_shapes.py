@@ -2,18 +2,25 @@
 
 A canvas field of another size (12x20) must be found as such, not forced into 10x20; a
 lattice of boxes that includes a visible floor row (210 cells) must lose that row; a
-field whose only counter is labelled "Lines" has a score. Pure logic: no browser.
+field whose only counter is labelled "Lines" has a score; a 15x20 canvas field taken as
+10 columns beside a panel must not PASS `loads` once a piece left those columns. Pure
+logic: no browser.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
+from bench_pipeline.bot.contract import Verdict
 from bench_pipeline.bot.geometry import BoardGeometry, canvas_lattice, trim_walls
-from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL
+from bench_pipeline.bot.play import Evidence
+from bench_pipeline.bot.session import EventLog
+from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL, Observed, loads
 
 
-def _cells(cols: range, rows: range, pitch: int = 30, x0: int = 0, y0: int = 0) -> list:
+def _cells(cols: range, rows: range, pitch: float = 30, x0: int = 0, y0: int = 0) -> list:
     return [
         ("fill", x0 + c * pitch + 1, y0 + r * pitch + 1, pitch - 2, pitch - 2)
         for r in rows
@@ -125,3 +132,46 @@ def test_a_menu_start_is_reported_in_the_contracts_form() -> None:
     assert contract_start("click:Jugar") == "click:Jugar"
     assert contract_start("auto") == "auto"
     assert contract_start(None) is None
+
+
+def _observed_on(geometry: BoardGeometry, walls: list[tuple[float, str, str]]) -> Observed:
+    evidence = Evidence()
+    for t, outcome, detail in walls:
+        evidence.add(t, "walls", outcome, detail)
+    evidence.add(3.0, "gravity", "pass", "fell a row")
+    bot = SimpleNamespace(s=SimpleNamespace(geometry=geometry), evidence=evidence, loads=1)
+    return Observed(bot=bot, log=EventLog(), loaded=True, load_error=None, endurance_s=30)  # type: ignore[arg-type]
+
+
+def test_a_15x20_canvas_field_narrowed_to_10_columns_says_so() -> None:
+    # 817x1090 canvas of 54.5 px cells, the first piece drawn in the middle columns.
+    draws = [("fill", 0, 0, 817, 1090), *_cells(range(6, 9), range(0, 2), pitch=54.5)]
+    found = canvas_lattice(817, 1090, draws)
+    assert found is not None and found[5:] == (10, 20)
+    assert "narrowed to the 10 of 15 columns" in found[4]
+
+
+def test_a_piece_pushed_out_of_a_narrowed_field_leaves_size_and_walls_undecided() -> None:
+    narrowed = BoardGeometry(
+        "canvas",
+        0,
+        0,
+        545,
+        1090,
+        10,
+        20,
+        "canvas #screen: canvas rect 545x1090, cell 54px, narrowed to the 10 of 15 columns",
+    )
+    out = [(9.0, "fail", "pushing right, the piece left the field (0 of 4 cells visible)")]
+    verdict = loads(_observed_on(narrowed, out))
+    assert verdict.verdict is Verdict.INCONCLUSIVE
+    assert "may be the whole lattice" in verdict.reason
+    # Without the push out of it, or on a lattice that was not narrowed, loads stands.
+    assert (
+        loads(_observed_on(narrowed, [(9.0, "pass", "stopped at the right wall")])).verdict
+        is Verdict.PASS
+    )
+    plain = BoardGeometry(
+        "canvas", 0, 0, 300, 600, 10, 20, "canvas #c: canvas rect 300x600, cell 30px"
+    )
+    assert loads(_observed_on(plain, out)).verdict is Verdict.PASS
