@@ -36,6 +36,12 @@ class BoardGeometry:
     by_shape: bool = False
 
     @property
+    def size_assumed(self) -> bool:
+        """10x20 was taken, not counted: from a 1:2 shape, or as 10x20 pitches anchored
+        on the few cells drawn so far."""
+        return self.by_shape or ANCHORED in self.locator
+
+    @property
     def standard(self) -> bool:
         return (self.cols, self.rows) == (COLS, ROWS)
 
@@ -52,6 +58,9 @@ def _mode(values: Sequence[float], resolution: float = 1.0) -> tuple[float, int]
     value, count = counts.most_common(1)[0]
     return value, count
 
+
+# Said in a locator when a 10x20 lattice was laid over the cells drawn so far.
+ANCHORED = "anchored on drawn cells"
 
 # Said in a locator when a wide lattice was narrowed to the columns holding drawn cells.
 NARROWED = "narrowed to the"
@@ -186,7 +195,7 @@ def canvas_lattice(
                 max(0.0, y1 - ROWS * pitch),
                 COLS * pitch,
                 ROWS * pitch,
-                f"canvas cell lattice, cell {pitch:.0f}px (anchored on drawn cells)",
+                f"canvas cell lattice, cell {pitch:.0f}px ({ANCHORED})",
                 COLS,
                 ROWS,
             )

@@ -109,6 +109,13 @@ def loads(o: Observed) -> TestResult:
             f"a {g.renderer} area with a 1:2 shape was taken for the field ({g.locator}), but "
             "no piece was seen falling or moving on its 10x20 cells to confirm it",
         )
+    if g.size_assumed and (missing := _size_unseen(o)):
+        # A 10x16 or 9x18 field read as 10x20 still shows pieces falling and moving by
+        # whole cells: only its edges tell its size.
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"the field's 10x20 size was assumed, not seen ({g.locator}), and {missing}",
+        )
     if (doubt := _pushed_out_of_narrowed_field(o)) is not None:
         return TestResult(Verdict.INCONCLUSIVE, doubt)
     loads = o.bot.loads if o.bot else 1
@@ -142,6 +149,21 @@ def _pushed_out_of_narrowed_field(o: Observed) -> str | None:
         f"the field was taken as {g.cols} columns of a wider lattice ({g.locator}), but "
         f"{out.removeprefix('pushing ')}: the field may be the whole lattice"
     )
+
+
+def _size_unseen(o: Observed) -> str:
+    """What did not show the assumed field's edges ('' when all did): a piece stopped by
+    the left wall in column 1 and by the right wall in column 10, and a cell in row 20."""
+    assert o.bot is not None
+    walls = [d for _t, outcome, d in o.bot.evidence.items.get("walls", []) if outcome == "pass"]
+    missing = [
+        f"no piece was stopped by the {side} wall in its outer column"
+        for side in ("left", "right")
+        if not any(f"the {side} wall" in d for d in walls)
+    ]
+    if not any(frame.filled[-1].any() for frame in o.log.frames):
+        missing.append("no cell was seen in its bottom row")
+    return "; ".join(missing)
 
 
 def _lattice_confirmed(o: Observed) -> bool:

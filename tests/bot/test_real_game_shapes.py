@@ -12,11 +12,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from bench_pipeline.bot.contract import Verdict
 from bench_pipeline.bot.geometry import BoardGeometry, canvas_lattice, trim_walls
 from bench_pipeline.bot.play import Evidence
-from bench_pipeline.bot.session import EventLog
+from bench_pipeline.bot.session import EventLog, Frame
 from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL, Observed, loads
 
 
@@ -175,3 +176,35 @@ def test_a_piece_pushed_out_of_a_narrowed_field_leaves_size_and_walls_undecided(
         "canvas", 0, 0, 300, 600, 10, 20, "canvas #c: canvas rect 300x600, cell 30px"
     )
     assert loads(_observed_on(plain, out)).verdict is Verdict.PASS
+
+
+def _assumed(locator: str, by_shape: bool = False) -> BoardGeometry:
+    return BoardGeometry("canvas", 52, 8, 440, 880, 10, 20, locator, by_shape=by_shape)
+
+
+def _with_frames(o: Observed, bottom_row: bool) -> Observed:
+    filled = np.zeros((20, 10), bool)
+    filled[19 if bottom_row else 17, 3:7] = True
+    o.log.frames.append(Frame(5.0, filled))
+    return o
+
+
+@pytest.mark.parametrize(
+    "geometry",
+    [
+        _assumed("canvas #c: canvas cell lattice, cell 44px (anchored on drawn cells)"),
+        _assumed("canvas #gl: pixel frame with a 1:2 shape 385x769", by_shape=True),
+    ],
+    ids=["anchored", "1:2 frame"],
+)
+def test_an_assumed_10x20_size_needs_both_walls_and_the_floor(geometry: BoardGeometry) -> None:
+    # A 9x18 field read as 10x20: pieces fall and move by whole cells, but the right
+    # wall stops them in column 9 and the stack never reaches row 20.
+    both = [(8.0, "pass", "stopped at the left wall"), (9.0, "pass", "stopped at the right wall")]
+    short = _with_frames(_observed_on(geometry, both[:1]), bottom_row=False)
+    verdict = loads(short)
+    assert verdict.verdict is Verdict.INCONCLUSIVE
+    assert "right wall" in verdict.reason and "bottom row" in verdict.reason
+    assert "left wall" not in verdict.reason.split("and", 1)[1]
+    seen = _with_frames(_observed_on(geometry, both), bottom_row=True)
+    assert loads(seen).verdict is Verdict.PASS
