@@ -22,6 +22,7 @@ from bench_pipeline.bot.geometry import BoardGeometry, CanvasField, choose_board
 from bench_pipeline.bot.pixel_field import field_from_pixels
 
 SCREENSHOT_TIMEOUT_MS = 2500
+PIXEL_LOOK_EVERY_S = 1.0  # at most one look per canvas for a field in its pixels
 DEFAULT_THRESHOLD = 40.0
 # The lowest threshold: a cell's middle that differs from its background by less is not
 # drawn on (anti-aliasing, a faint translucent ghost, an overlay's tint).
@@ -117,6 +118,7 @@ class GameSession:
         self.last_colours: np.ndarray | None = None
         self.last_distances: np.ndarray | None = None
         self._pixel_fields: dict[int, CanvasField] = {}  # canvas index -> last found
+        self._pixel_looked: dict[int, float] = {}  # canvas index -> when last looked
 
     # ---- page state -------------------------------------------------------------------
     @property
@@ -209,6 +211,12 @@ class GameSession:
         draw calls show none (WebGL). The last one found is kept while a later screenshot
         shows none (a menu or an overlay drawn over the field for a moment)."""
         index, rect, backing = int(cand["index"]), cand["rect"], cand["backing"]
+        # A screenshot and its analysis take a few hundred ms on a large canvas; the start
+        # watch asks for the field every 0.15 s while none is known, and must keep watching.
+        now = time.monotonic()
+        if now - self._pixel_looked.get(index, -PIXEL_LOOK_EVERY_S) < PIXEL_LOOK_EVERY_S:
+            return self._pixel_fields.get(index)
+        self._pixel_looked[index] = now
         viewport = self.page.viewport_size or {"width": 1280, "height": 1100}
         x0, y0 = max(0.0, rect["x"]), max(0.0, rect["y"])
         x1 = min(float(viewport["width"]), rect["x"] + rect["w"])
