@@ -59,6 +59,9 @@ def _mode(values: Sequence[float], resolution: float = 1.0) -> tuple[float, int]
     return value, count
 
 
+# Said in a locator when a field was taken for 10x20 from its 1:2 shape alone.
+BY_SHAPE = "1:2 shape"
+
 # Said in a locator when a 10x20 lattice was laid over the cells drawn so far.
 ANCHORED = "anchored on drawn cells"
 
@@ -201,16 +204,16 @@ def canvas_lattice(
             )
     for x, y, w, h in sorted(big, key=lambda r: -r[2] * r[3]):
         if _near(w / h, COLS / ROWS, 0.06):
-            return x, y, w, h, f"canvas rect with a 1:2 shape {w:.0f}x{h:.0f}", COLS, ROWS
+            return x, y, w, h, f"canvas rect with a {BY_SHAPE} {w:.0f}x{h:.0f}", COLS, ROWS
     if _near(backing_w / backing_h, COLS / ROWS, 0.06):
-        return 0, 0, backing_w, backing_h, "whole canvas (1:2 shape)", COLS, ROWS
+        return 0, 0, backing_w, backing_h, f"whole canvas ({BY_SHAPE})", COLS, ROWS
     return None
 
 
 def needs_pixels(found: CanvasField | None) -> bool:
     """True when a canvas's draw calls gave no lattice of cells (nothing recorded, as on
     a WebGL canvas, or only a 1:2 area): its pixels may tell more."""
-    return found is None or "1:2 shape" in found[4]
+    return found is None or BY_SHAPE in found[4]
 
 
 def choose_board(
@@ -273,7 +276,7 @@ def choose_board(
                 cols,
                 rows,
                 f"{cand['locator']}: {how}",
-                by_shape="1:2 shape" in how,
+                by_shape=BY_SHAPE in how,
             )
             score = (60 if "cell" in how else 35) - (0 if geometry.standard else 15)
             scored.append((score + min(rect["h"], 800) / 100, geometry))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench_pipeline.bot.geometry import COLS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, ROWS
+from bench_pipeline.bot.geometry import BY_SHAPE, COLS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, ROWS
 
 # A change of grey level this large between neighbouring pixels is an edge: faint grid
 # lines (#222 on #111) pass the first, the anti-aliased noise of flat WebGL fills does
@@ -48,7 +48,7 @@ class PixelField:
 
     @property
     def by_shape(self) -> bool:
-        return "1:2 shape" in self.how
+        return BY_SHAPE in self.how
 
 
 def field_from_pixels(image: np.ndarray) -> PixelField | None:
@@ -253,7 +253,7 @@ def _frame(vertical: np.ndarray, horizontal: np.ndarray) -> PixelField | None:
                 height,
                 COLS,
                 ROWS,
-                f"pixel frame with a 1:2 shape {width}x{height}",
+                f"pixel frame with a {BY_SHAPE} {width}x{height}",
             )
             if best is None or score < best[0]:
                 best = (score, field)
