@@ -16,6 +16,7 @@ Pure numpy on an RGB array; no colours and no game-specific names are assumed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,16 +167,34 @@ def _periodic(profile: np.ndarray, floor: float) -> tuple[float, float, int] | N
     return centre - count * pitch / 2, centre + count * pitch / 2, count
 
 
-def _to_edges(start: float, end: float, count: int, size: int) -> tuple[float, float, int]:
+def _to_edges(
+    start: float, end: float, count: int, size: int, lined: Callable[[float, float], bool]
+) -> tuple[float, float, int]:
     """Grid lines drawn only between cells, on a canvas the field fills, leave its outer
     cells unbounded: a margin of one pitch between the lattice and the image's edge is a
-    row or column of cells, not background."""
+    row or column of cells, not background, when the lines across continue through it
+    (`lined(lo, hi)`: the perpendicular lines run on between `lo` and `hi`). A lattice
+    with a border of its own, in a margin of plain background, stays as it is."""
     pitch = (end - start) / count
-    if 0.8 * pitch <= start <= 1.2 * pitch:
+    if 0.8 * pitch <= start <= 1.2 * pitch and lined(start - 0.8 * pitch, start - 0.2 * pitch):
         start, count = start - pitch, count + 1
-    if 0.8 * pitch <= size - end <= 1.2 * pitch:
+    if 0.8 * pitch <= size - end <= 1.2 * pitch and lined(end + 0.2 * pitch, end + 0.8 * pitch):
         end, count = end + pitch, count + 1
     return start, end, count
+
+
+def _lines_run_on(edges: np.ndarray, positions: list[float], lo: float, hi: float) -> bool:
+    """Whether most of the lines at `positions` (columns of `edges`) continue between rows
+    `lo` and `hi` of `edges` (give a transposed array for lines along the other axis)."""
+    rows = edges[max(0, int(lo)) : max(0, int(np.ceil(hi)))]
+    if rows.shape[0] == 0 or not positions:
+        return False
+    hits = []
+    for at in positions:
+        x = round(at)
+        band = rows[:, max(0, x - 2) : x + 3]
+        hits.append(float(band.any(axis=1).mean()) if band.size else 0.0)
+    return float(np.median(hits)) > 0.5
 
 
 def _lattice(vertical: np.ndarray, horizontal: np.ndarray) -> PixelField | None:
@@ -183,12 +202,24 @@ def _lattice(vertical: np.ndarray, horizontal: np.ndarray) -> PixelField | None:
     if columns is None:
         return None
     h, w = horizontal.shape[0] + 1, vertical.shape[1] + 1
-    x0, x1, cols = _to_edges(*columns, w)
-    left, right = max(0, int(x0)), min(horizontal.shape[1], int(np.ceil(x1)) + 1)
+    cs, ce, cc = columns
+    px = (ce - cs) / cc
+    # Rows are looked for across the columns found and one more on each side, which the
+    # field may hold (lines drawn only between cells).
+    left, right = max(0, int(cs - px)), min(horizontal.shape[1], int(np.ceil(ce + px)) + 1)
     rows_found = _periodic(horizontal[:, left:right].mean(axis=1), 0.2)
     if rows_found is None:
         return None
-    y0, y1, rows = _to_edges(*rows_found, h)
+    rs, re, rc = rows_found
+    py = (re - rs) / rc
+    column_lines = [cs + k * px for k in range(cc + 1)]
+    row_lines = [rs + k * py for k in range(rc + 1)]
+    x0, x1, cols = _to_edges(
+        cs, ce, cc, w, lambda lo, hi: _lines_run_on(horizontal.T, row_lines, lo, hi)
+    )
+    y0, y1, rows = _to_edges(
+        rs, re, rc, h, lambda lo, hi: _lines_run_on(vertical, column_lines, lo, hi)
+    )
     if not (MIN_COLS <= cols <= MAX_COLS and MIN_ROWS <= rows <= MAX_ROWS and cols < rows):
         return None
     pitch_x, pitch_y = (x1 - x0) / cols, (y1 - y0) / rows

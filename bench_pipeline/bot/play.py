@@ -147,6 +147,7 @@ class Bot:
         self.loads = 1  # page loads it took to get a game that starts
         self.overlay: np.ndarray | None = None  # cells drawn over the field, not play
         self.down_held = False  # the soft drop works while the down key is held, not tapped
+        self.field_focused = False  # the field's element took the keyboard focus
         # A lattice that included a floor row or wall columns: (as located, trimmed).
         self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
         # Probed keys that paused the game (pressed again, it went on): no control.
@@ -512,10 +513,17 @@ class Bot:
                 elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
                     self.start_mechanism = f"menu:{menu} then click:{clicked}"
             if self.start_mechanism is None:
-                for key in self.keys.order(START_KEYS):
+                keys = self.keys.order(START_KEYS)
+                for i, key in enumerate(keys):
                     self._unfocus()
                     s.press(key, "start")
                     if self._something_started(before, 1.2):
+                        if i + 1 < len(keys) and not self.wait_piece(3.0, need=3):
+                            # The key changed the page (a hint redrawn, a sound toggled)
+                            # but no piece came: the game's own start key may be next.
+                            self.log.note(f"{key!r} changed the field but no piece came")
+                            before = self.read().filled
+                            continue
                         prefix = f"menu:{menu} then " if menu else ""
                         self.start_mechanism = f"{prefix}key:{'Space' if key == ' ' else key}"
                         break
@@ -529,6 +537,7 @@ class Bot:
         if self.start_mechanism is None:
             return False
         self.log.note(f"started: {self.start_mechanism}")
+        self._unfocus(blur=False)
         self._relearn_after_start()
         cells = self.wait_piece(4.0, need=3)
         detail = f"first piece {sorted(cells)}"
@@ -690,11 +699,19 @@ class Bot:
                 return True
         return False
 
-    def _unfocus(self) -> None:
-        # After a click the button keeps focus, and Space would press it again.
-        self.s.evaluate(
-            "(document.activeElement && document.activeElement.blur && document.activeElement.blur(), true)"
+    def _unfocus(self, blur: bool = True) -> None:
+        # After a click the button keeps focus, and Space would press it again; a field
+        # that takes the focus itself (a canvas with a tabindex) gets it instead. Without
+        # `blur`, an element the page focused itself keeps the focus.
+        g = self.s.geometry
+        x, y = (g.x + g.width / 2, g.y + g.height / 2) if g is not None else (-1, -1)
+        focused = self.s.evaluate(
+            f"window.__bench ? window.__bench.focusField({x:.0f}, {y:.0f}, {str(blur).lower()}) : "
+            "(document.activeElement && document.activeElement.blur && document.activeElement.blur(), null)"
         )
+        if focused and not self.field_focused:
+            self.field_focused = True
+            self.log.note(f"the field's <{focused}> takes the keyboard focus: focused it")
 
     def _relearn_after_start(self) -> None:
         """Learn the background again: an overlay ("press Enter") may have covered it."""

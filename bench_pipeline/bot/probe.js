@@ -4,8 +4,14 @@
 // Everything is wrapped in try/catch: the probe must never raise into the game.
 (() => {
   if (window.__bench) return;
+  // Built-ins captured before any page script runs: a game may declare its own `Map`
+  // (a top-level `class Map` for its tile map shadows the built-in for every later
+  // script) or assign `window.Set`; the probe keeps working on the real ones.
+  const { Map, Set, WeakMap, JSON, Math, Number, Object, Array } = window;
   const B = { canvases: [], rects: [], texts: [], drawCount: 0 };
   Object.defineProperty(window, "__bench", { value: B, enumerable: false });
+  // A value as JSON text, for a bot that cannot rely on the page's own built-ins.
+  B.encode = (value) => JSON.stringify(value);
 
   const MAX_RECTS = 8000;
   const MAX_TEXTS = 600;
@@ -425,8 +431,10 @@
         "spiel\\s+starten", "starten", "spielen", "neues\\s+spiel", "los", "neu\\s+starten", "nochmal", "beginnen",
         "jugar", "empezar", "comenzar", "iniciar", "nuevo\\s+juego", "nueva\\s+partida", "reiniciar", "volver\\s+a\\s+jugar",
         "jouer", "commencer", "d[ée]marrer", "nouvelle\\s+partie", "recommencer", "rejouer", "lancer",
+        // A game set up paused at load: its way in is a Resume button.
+        "resume", "unpause", "fortsetzen", "reanudar", "reprendre",
       ].join("|") +
-      ")(?![\\p{L}\\d])|スタート|開始|はじめ|始め|プレイ|ゲーム開始|もう一度|リスタート|开始|重新开始|再玩|再来|新游戏|" +
+      ")(?![\\p{L}\\d])|スタート|開始|はじめ|始め|プレイ|ゲーム開始|もう一度|リスタート|再開|开始|重新开始|再玩|再来|新游戏|" +
       // Korean: start, game start, start again, new game, play.
       "게임\\s*시작|시작|다시\\s*시작|다시\\s*하기|새\\s*게임|플레이)",
     "iu"
@@ -452,9 +460,30 @@
         if (!clickable) continue;
         out.push({ text, selector: pathOf(el) });
       }
+      // Then controls with no text at all, whose label is drawn inside an image
+      // (<img id="startGame" src="start.png">): named by their id, class, alt, title or
+      // image file. Tried after every button that says what it does.
+      const pictures = document.querySelectorAll("img, input[type=image], button, [role=button], a, svg");
+      for (const el of pictures) {
+        if (!visible(el) || (el.innerText || el.value || "").trim()) continue;
+        const alt = (el.getAttribute("alt") || el.getAttribute("title") || el.getAttribute("aria-label") || "").trim();
+        const file = (el.getAttribute("src") || "").split(/[?#]/)[0].split("/").pop().replace(/\.[a-z0-9]+$/i, "");
+        const named = [el.id, typeof el.className === "string" ? el.className : "", file].some(startName);
+        if (!(named || (alt && alt.length <= 30 && START.test(alt)))) continue;
+        out.push({ text: alt || `<${el.tagName.toLowerCase()} ${el.id ? "#" + el.id : file}>`, selector: pathOf(el) });
+      }
     } catch (e) {}
     return out;
   };
+  // An identifier or file name that names a start control: startGame, btn-start, play_btn.
+  const START_NAMES = new Set(["start", "play", "begin", "restart", "newgame", "resume", "kaishi"]);
+  const startName = (name) =>
+    (name || "")
+      .replace(/([a-z])([A-Z])/g, "$1 $2")
+      .toLowerCase()
+      .replace(/new[\s_-]*game/g, "newgame")
+      .split(/[^a-z]+/)
+      .some((word) => START_NAMES.has(word));
 
   // Buttons that close a dialog or overlay covering the page (rules, intro, cookie notes):
   // while it is open it catches the clicks meant for the real Start button.
@@ -525,6 +554,26 @@
     const menus = [...groups.values()].filter((g) => g.length >= 2 && g.length <= 8);
     menus.sort((a, b) => b.length - a.length);
     return menus.length ? menus[0] : [];
+  };
+
+  // After a click the clicked button keeps the focus (and Space would press it again):
+  // the focus leaves it, and goes to the field itself when the field (or a box around it)
+  // takes the focus by a tabindex of its own. Some games listen for keys only on their
+  // canvas, which a player clicks first ("Click on the canvas to focus keyboard input").
+  B.focusField = (x, y, blur) => {
+    try {
+      const active = document.activeElement;
+      if (!blur && active && active !== document.body) return null; // the page chose it
+      if (blur && active && active.blur) active.blur();
+      const hit = x >= 0 ? document.elementFromPoint(x, y) : null;
+      for (let e = hit; e && e !== document.body && e !== document.documentElement; e = e.parentElement) {
+        if (!e.hasAttribute || !e.hasAttribute("tabindex") || e.tabIndex < 0) continue;
+        if (e.matches("button, a, input, select, textarea, [role=button]")) return null;
+        e.focus({ preventScroll: true });
+        return e.tagName.toLowerCase();
+      }
+    } catch (e) {}
+    return null;
   };
 
   B.pageText = () => (document.body ? (document.body.innerText || "").slice(0, 2000) : "");

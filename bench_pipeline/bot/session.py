@@ -9,6 +9,7 @@ for canvas (2D or WebGL), DOM and SVG boards, and see what a player sees.
 from __future__ import annotations
 
 import io
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from bench_pipeline.bot.geometry import BoardGeometry, CanvasField, choose_board
 from bench_pipeline.bot.pixel_field import field_from_pixels
 
 SCREENSHOT_TIMEOUT_MS = 2500
+KEY_HOLD_MS = 30  # longer than one 60 Hz frame, far shorter than any auto-repeat delay
 PIXEL_LOOK_EVERY_S = 1.0  # at most one look per canvas for a field in its pixels
 DEFAULT_THRESHOLD = 40.0
 # The lowest threshold: a cell's middle that differs from its background by less is not
@@ -100,6 +102,15 @@ class EventLog:
         }
 
 
+def _helper_broke(error: Exception) -> bool:
+    """An error raised inside Playwright's page helper, not a page that froze, closed,
+    crashed or navigated away."""
+    text = str(error).lower()
+    return not any(
+        word in text for word in ("timeout", "destroyed", "closed", "crash", "target", "navigat")
+    )
+
+
 class PageGone(Exception):
     """The page crashed, froze or closed: no more interaction is possible."""
 
@@ -119,6 +130,8 @@ class GameSession:
         self.last_distances: np.ndarray | None = None
         self._pixel_fields: dict[int, CanvasField] = {}  # canvas index -> last found
         self._pixel_looked: dict[int, float] = {}  # canvas index -> when last looked
+        # Set once Playwright's helper in the page's world failed on a live page.
+        self.plain_evaluation = False
 
     # ---- page state -------------------------------------------------------------------
     @property
@@ -132,6 +145,8 @@ class GameSession:
         """Run a probe query; a page that no longer answers marks the session frozen."""
         if self.gone:
             raise PageGone("page is gone")
+        if self.plain_evaluation:
+            return self._evaluate_plain(script, default)
         try:
             # wait_for_function has a timeout where evaluate has none: a frozen page
             # (an endless loop in its main thread) must not hang the bot.
@@ -141,7 +156,49 @@ class GameSession:
             )
             return handle.json_value()["v"]
         except PlaywrightError as error:
+            if _helper_broke(error) and self._answers():
+                # Playwright's helper script in the page's own world broke (the game
+                # replaced a built-in it uses, e.g. `class Map` at top level), yet the
+                # page is alive: read it with plain evaluations from now on.
+                value = self._evaluate_plain(script, default)
+                self.plain_evaluation = True
+                self.log.note(
+                    "Playwright's page helper failed on this page "
+                    f"({str(error).splitlines()[0][:160]}); it is alive, so the bot reads it "
+                    "with plain evaluations (JSON text) from now on"
+                )
+                return value
             self._gone(error)
+            return default
+
+    def _answers(self) -> bool:
+        """Whether the page's main thread still answers, asked from Playwright's isolated
+        world (which the page's own scripts cannot reach), with a timeout."""
+        try:
+            self.page.locator(":root").wait_for(state="attached", timeout=3000)
+            return True
+        except PlaywrightError:
+            return False
+
+    def _evaluate_plain(self, script: str, default: Any) -> Any:
+        """A probe query by page.evaluate, its value carried as JSON text encoded with the
+        built-ins the probe kept. page.evaluate has no timeout, so the page is first asked,
+        with one, whether it answers: a frozen page marks the session frozen."""
+        if not self._answers():
+            self._gone(PlaywrightError("Timeout 3000ms exceeded: the page stopped answering"))
+        try:
+            text = self.page.evaluate(
+                "() => { try { const encode = (window.__bench && window.__bench.encode) || "
+                f"JSON.stringify; return encode({{v: ({script})}}); }} catch (e) {{ return null; }} }}"
+            )
+        except PlaywrightError as error:
+            self._gone(error)
+            return default
+        if not isinstance(text, str):
+            return default
+        try:
+            return json.loads(text).get("v", default)
+        except (ValueError, AttributeError):
             return default
 
     def _gone(self, error: Exception) -> None:
@@ -160,7 +217,9 @@ class GameSession:
             raise PageGone("page is gone")
         self.log.actions.append((self.log.now(), key, purpose))
         try:
-            self.page.keyboard.press(key)
+            # Held for a short moment, as a finger does: a game that polls the keys held
+            # down once per frame (60 Hz) misses a key released in the same instant.
+            self.page.keyboard.press(key, delay=KEY_HOLD_MS)
         except PlaywrightError as error:
             self._gone(error)
 

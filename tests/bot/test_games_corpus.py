@@ -101,7 +101,10 @@ def test_expected_json_is_complete_and_matches_the_directory(slug: str) -> None:
     html = (game / "index.html").read_text()
     start = exp["start"]
     assert re.fullmatch(r"auto|click:.+|key:.+", start)
-    if start.startswith("click:"):
+    if start.startswith("click:#"):  # a CSS id selector: an element with no text to name it
+        element_id = start.removeprefix("click:#")
+        assert re.search(rf"""\bid\s*=\s*["']{re.escape(element_id)}["']""", html), start
+    elif start.startswith("click:"):
         label = start.removeprefix("click:")
         assert re.search(rf"<button[^>]*>\s*{re.escape(label)}\s*</button>", html), label
     if tests["loads"] == "PASS":
@@ -192,7 +195,9 @@ def test_game_loads_starts_and_moves(slug: str, base_url: str, browser: Any) -> 
         if "dismiss" in exp:  # an intro dialog that catches clicks until it is closed
             page.get_by_role("button", name=exp["dismiss"], exact=True).click()
         start = exp["start"]
-        if start.startswith("click:"):
+        if start.startswith("click:#"):  # a CSS selector
+            page.click(start.removeprefix("click:"))
+        elif start.startswith("click:"):
             page.get_by_role("button", name=start.removeprefix("click:"), exact=True).click()
         elif start.startswith("key:"):
             page.keyboard.press(start.removeprefix("key:"))

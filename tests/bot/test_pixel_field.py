@@ -37,6 +37,22 @@ def test_grid_lines_between_cells_only_still_give_the_outer_cells() -> None:
     assert not found.by_shape
 
 
+def test_a_bordered_grid_one_cell_from_the_canvas_edge_gets_no_extra_rows() -> None:
+    # A 512x512 WebGL canvas: a 10x20 grid of 23 px cells with its own border lines, 23 px
+    # below the top and 23 px above the bottom (the margin is plain black), the next
+    # piece drawn to the right. Its margins are background, not a row of cells.
+    image = _canvas(512, 512, (0, 0, 0))
+    for k in range(11):
+        image[23 : 23 + 461, 70 + k * 23] = 120
+    for k in range(21):
+        image[23 + k * 23, 70 : 70 + 231] = 120
+    image[60:106, 380:426] = (200, 40, 40)  # the next piece
+    found = field_from_pixels(image)
+    assert found is not None
+    assert (found.cols, found.rows) == (10, 20)
+    assert found.y == pytest.approx(23, abs=2) and found.height == pytest.approx(460, abs=4)
+
+
 def _outlined_well(faint: bool) -> np.ndarray:
     """A well of outlined cells right of a dark panel: a 55 px pitch whose cells are
     41 px outlines 7 px thick, so their inner edges are about half a pitch apart too."""
