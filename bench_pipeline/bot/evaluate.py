@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import sync_playwright
@@ -129,11 +130,26 @@ def _attach_listeners(page, log: EventLog, containment: Containment | None = Non
         if home["url"] is None:
             home["url"] = url
         elif url != home["url"] and log.navigated_away_at is None:
+            if log.follow_pages > 0 and _same_site(url, home["url"]):
+                # Before the game started, a page of the same site replacing the first
+                # one is a step towards the game (a menu page whose Play button opens
+                # game.html): the bot goes on there.
+                log.follow_pages -= 1
+                home["url"] = url
+                log.note(
+                    "a page of the same site replaced the first before the game started: followed it"
+                )
+                return
             # The game is gone: whatever is on screen now is another page.
             log.navigated_away_at = log.now()
 
     home: dict[str, str | None] = {"url": None}
     page.on("framenavigated", on_navigated)
+
+
+def _same_site(url: str, home: str) -> bool:
+    a, b = urlsplit(url), urlsplit(home)
+    return a.scheme in {"http", "https", "file"} and (a.scheme, a.netloc) == (b.scheme, b.netloc)
 
 
 def _play(bot: Bot) -> None:

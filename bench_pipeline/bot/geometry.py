@@ -59,6 +59,9 @@ def _mode(values: Sequence[float], resolution: float = 1.0) -> tuple[float, int]
     return value, count
 
 
+# How far (in width / height) a DOM box may be from 1:2 and still be taken for 10x20:
+# a border or a little padding; beyond it the box's rows are counted in square cells.
+BOX_SHAPE_SLACK = 0.025
 # Said in a locator when a field was taken for 10x20 from its 1:2 shape alone.
 BY_SHAPE = "1:2 shape"
 
@@ -216,6 +219,17 @@ def needs_pixels(found: CanvasField | None) -> bool:
     return found is None or BY_SHAPE in found[4]
 
 
+def box_rows(kind: str, width: float, height: float) -> int:
+    """Rows of a field known only by its box, 10 square cells wide: 20 for a box near the
+    1:2 shape; a DOM box clearly taller or shorter than that (200x440 px: 10x22 cells of
+    20 px) has as many rows as square cells fit. An SVG's box often holds a frame around
+    the field, so it is always taken as 10x20."""
+    ratio = width / height if height else 0.0
+    if kind != "dom-box" or abs(ratio - COLS / ROWS) <= BOX_SHAPE_SLACK:
+        return ROWS
+    return max(MIN_ROWS, min(MAX_ROWS, round(COLS * height / width)))
+
+
 def choose_board(
     candidates: Sequence[dict[str, Any]],
     canvas_draws: dict[int, list[Sequence[Any]]],
@@ -247,7 +261,7 @@ def choose_board(
                 rect["w"],
                 rect["h"],
                 COLS,
-                ROWS,
+                box_rows(kind, rect["w"], rect["h"]),
                 cand["locator"],
                 by_shape=True,
             )
@@ -280,6 +294,25 @@ def choose_board(
             )
             score = (60 if "cell" in how else 35) - (0 if geometry.standard else 15)
             scored.append((score + min(rect["h"], 800) / 100, geometry))
+    if not scored and look is not None:
+        # The last resort: a field that exists only in an element's background picture
+        # (its pieces are <img>s placed over it), looked for in the element's pixels.
+        for cand in candidates:
+            if cand.get("kind") == "picture" and (seen := look(cand)) is not None:
+                bx, by, bw, bh, how, cols, rows = seen
+                rect = cand["rect"]
+                geometry = BoardGeometry(
+                    "dom",
+                    rect["x"] + bx,
+                    rect["y"] + by,
+                    bw,
+                    bh,
+                    cols,
+                    rows,
+                    f"{cand['locator']}: {how}",
+                    by_shape=BY_SHAPE in how,
+                )
+                scored.append((min(rect["h"], 800) / 100 - abs(bh - 2 * bw) / 100, geometry))
     if not scored:
         return None
     scored.sort(key=lambda item: -item[0])

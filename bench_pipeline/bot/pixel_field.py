@@ -31,6 +31,8 @@ EDGES = (10.0, 4.0)
 # Flat fills with lines and blocks have edges on a small share of their pixels (a dense
 # 8 px lattice: under a quarter); more is texture, where any "line" would be chance.
 MAX_EDGE_SHARE = 0.3
+# A line of pixels within this many grey levels of the well's median is its floor.
+FLOOR_GREY_TOLERANCE = 12.0
 MIN_PITCH = 8  # pixels: smaller cells cannot be read reliably anyway
 MIN_CHAIN = 5  # edges repeating at one pitch that make a lattice, not a coincidence
 
@@ -61,9 +63,11 @@ def field_from_pixels(image: np.ndarray) -> PixelField | None:
     for edge in EDGES:
         vertical = across > edge  # (h, w-1): an edge right of x
         horizontal = down > edge  # (h-1, w): an edge below y
-        if vertical.mean() > MAX_EDGE_SHARE or horizontal.mean() > MAX_EDGE_SHARE:
-            return None  # a texture, a photo, noise: lines cannot be told from it
-        found = _lattice(vertical, horizontal) or _frame(vertical, horizontal)
+        if vertical.mean() > MAX_EDGE_SHARE and horizontal.mean() > MAX_EDGE_SHARE:
+            # A texture, a photo, noise: lines cannot be told from it. (Edges dense along
+            # one axis only are a hatched or striped well, which still has its frame.)
+            return None
+        found = _lattice(vertical, horizontal) or _frame(grey, vertical, horizontal)
         if found is not None:
             return found
     return None
@@ -252,7 +256,7 @@ def _runs(edges: np.ndarray, min_length: int) -> list[tuple[int, int, int]]:
     return found
 
 
-def _frame(vertical: np.ndarray, horizontal: np.ndarray) -> PixelField | None:
+def _frame(grey: np.ndarray, vertical: np.ndarray, horizontal: np.ndarray) -> PixelField | None:
     h, w = vertical.shape[0], horizontal.shape[1]
     walls = _runs(vertical, max(60, int(0.25 * h)))
     floors = _runs(horizontal.T, 30)
@@ -277,11 +281,12 @@ def _frame(vertical: np.ndarray, horizontal: np.ndarray) -> PixelField | None:
             # prefer the widest well (the field inside the outer edges of its lines)
             # that is closest to the 1:2 shape.
             score = abs(width / height - COLS / ROWS) * 10 - width / w
+            x0, y0, x1, y1 = _inside_frame(grey, xa, top, xb, bottom)
             field = PixelField(
-                xa + 1,
-                top,
-                width - 1,
-                height,
+                x0,
+                y0,
+                x1 - x0,
+                y1 - y0,
                 COLS,
                 ROWS,
                 f"pixel frame with a {BY_SHAPE} {width}x{height}",
@@ -289,3 +294,37 @@ def _frame(vertical: np.ndarray, horizontal: np.ndarray) -> PixelField | None:
             if best is None or score < best[0]:
                 best = (score, field)
     return None if best is None else best[1]
+
+
+def _inside_frame(
+    grey: np.ndarray, xa: int, top: int, xb: int, bottom: int
+) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1), x1 and y1 one past the field: the frame's lines are no part of
+    the field, however thick or bevelled they are. From a line of pixels 0.6 of a cell
+    inside each outer edge, the field extends outwards while the lines keep the well's
+    own median grey (taken over its middle half: a hatched floor has its base grey
+    there) and ends at the first line that does not: the frame's inner side."""
+    h, w = bottom - top, xb - xa
+    floor = float(np.median(grey[top + h // 4 : bottom - h // 4, xa + w // 4 : xb - w // 4]))
+    reach = max(2, round(0.6 * w / COLS))
+
+    def like_floor(line: np.ndarray) -> bool:
+        return line.size > 0 and abs(float(np.median(line)) - floor) <= FLOOR_GREY_TOLERANCE
+
+    def outwards(start: int, step: int, limit: int, line: Callable[[int], np.ndarray]) -> int:
+        """The last floor-like line going from `start` towards `limit`; `limit` itself
+        when `start` is no floor."""
+        if not like_floor(line(start)):
+            return limit
+        at = start
+        while at != limit and like_floor(line(at + step)):
+            at += step
+        return at
+
+    column = lambda x: grey[top:bottom, x]  # noqa: E731
+    row = lambda y: grey[y, xa:xb]  # noqa: E731
+    x0 = outwards(xa + reach, -1, xa + 1, column)
+    x1 = outwards(xb - reach, +1, xb - 1, column) + 1
+    y0 = outwards(top + reach, -1, top, row)
+    y1 = outwards(bottom - reach, +1, bottom - 1, row) + 1
+    return x0, y0, x1, y1

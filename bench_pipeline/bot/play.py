@@ -554,6 +554,7 @@ class Bot:
             detail = f"first piece {sorted(cells)} ({len(cells)} cells, seen falling)"
         if cells:
             self.started_at = self.log.now()
+            self.log.follow_pages = 0  # from now on a page that leaves is gone
             self.evidence.add(self.started_at, "starts", "pass", detail)
             # The distances of the read that found the piece: a new screenshot could show
             # it a row lower, half of its cells background, and the threshold halved.
@@ -853,6 +854,9 @@ class Bot:
         """The page's code, collected by the probe since the start (a moment at most)."""
         if self.keys.known:
             return
+        # Collected on the first page; a page followed since (a menu page's Play button
+        # opened the game's page) has not begun: begin it now (a no-op when begun).
+        self.s.evaluate("window.__bench && window.__bench.collectSources()")
         end = time.monotonic() + 1.0
         text = None
         while time.monotonic() < end:

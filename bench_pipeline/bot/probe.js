@@ -295,6 +295,25 @@
         if (!visible(el)) continue;
         out.push({ kind: "dom-box", locator: `box ${pathOf(el)}`, rect: rectOf(el), children: el.children.length });
       }
+      // A field that exists only in a picture: an element whose CSS background image
+      // draws the well (and often the panels beside it), the pieces being <img>s or
+      // boxes placed over it. The bot looks for the field in its pixels, as for WebGL.
+      let pictures = 0;
+      for (const el of small) {
+        if (pictures >= 4) break;
+        const r = el.getBoundingClientRect();
+        if (r.height < 200 || r.width < 100) continue;
+        const image = getComputedStyle(el).backgroundImage || "";
+        if (!image.includes("url(") || !visible(el)) continue;
+        pictures++;
+        out.push({
+          kind: "picture",
+          index: 1000 + pictures,
+          locator: `picture ${pathOf(el)}`,
+          rect: rectOf(el),
+          backing: { w: r.width, h: r.height },
+        });
+      }
       document.querySelectorAll("svg").forEach((svg) => {
         if (!visible(svg)) return;
         out.push({ kind: "svg-box", locator: `svg ${pathOf(svg)}`, rect: rectOf(svg) });
@@ -405,6 +424,7 @@
       "game\\s*over", "gameover", "you\\s+lose", "you\\s+lost", "game\\s+ended", "try\\s+again", "play\\s+again",
       "spiel\\s+(?:vorbei|beendet|zu\\s+ende)", "spielende",
       "fin\\s+del\\s+juego", "juego\\s+terminado", "partida\\s+terminada",
+      "fim\\s+de\\s+jogo", "voc[eê]\\s+perdeu",
       "fin\\s+de\\s+(?:la\\s+)?partie", "partie\\s+termin[ée]e", "jeu\\s+termin[ée]",
       "ゲームオーバー", "ゲーム終了", "游戏结束", "遊戲結束", "游戏失败",
       "게임\\s*오버", "게임\\s*종료",
@@ -431,6 +451,8 @@
         "spiel\\s+starten", "starten", "spielen", "neues\\s+spiel", "los", "neu\\s+starten", "nochmal", "beginnen",
         "jugar", "empezar", "comenzar", "iniciar", "nuevo\\s+juego", "nueva\\s+partida", "reiniciar", "volver\\s+a\\s+jugar",
         "jouer", "commencer", "d[ée]marrer", "nouvelle\\s+partie", "recommencer", "rejouer", "lancer",
+        // Portuguese (agents' games are often in it, though it is no prompt language).
+        "jogar", "come[cç]ar", "novo\\s+jogo", "jogar\\s+de\\s+novo", "recome[cç]ar",
         // A game set up paused at load: its way in is a Resume button.
         "resume", "unpause", "fortsetzen", "reanudar", "reprendre",
       ].join("|") +

@@ -57,6 +57,9 @@ class EventLog:
     crashed_at: float | None = None
     frozen_at: float | None = None
     navigated_away_at: float | None = None
+    # Pages of the same site still to be followed before the game starts (a menu page
+    # that opens the game's page); none once it started: a page leaving then is gone.
+    follow_pages: int = 2
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -102,6 +105,11 @@ class EventLog:
         }
 
 
+def _navigating(error: Exception) -> bool:
+    text = str(error).lower()
+    return "destroyed" in text or "navigat" in text
+
+
 def _helper_broke(error: Exception) -> bool:
     """An error raised inside Playwright's page helper, not a page that froze, closed,
     crashed or navigated away."""
@@ -132,6 +140,7 @@ class GameSession:
         self._pixel_looked: dict[int, float] = {}  # canvas index -> when last looked
         # Set once Playwright's helper in the page's world failed on a live page.
         self.plain_evaluation = False
+        self._url = page.url  # the page last asked: a new one is waited for once
 
     # ---- page state -------------------------------------------------------------------
     @property
@@ -156,6 +165,15 @@ class GameSession:
             )
             return handle.json_value()["v"]
         except PlaywrightError as error:
+            if _navigating(error) and not self.gone and self.page.url != self._url:
+                # The page was replaced by another of the same site that the bot
+                # follows (log.follow_pages): ask the new one once it has loaded.
+                self._url = self.page.url
+                try:
+                    self.page.wait_for_load_state("load", timeout=10000)
+                except PlaywrightError as waited:
+                    self._gone(waited)
+                return self.evaluate(script, default)
             if _helper_broke(error) and self._answers():
                 # Playwright's helper script in the page's own world broke (the game
                 # replaced a built-in it uses, e.g. `class Map` at top level), yet the

@@ -20,7 +20,7 @@ from bench_pipeline.bot.session import EventLog
 
 # Labels in the prompt languages (en, de, es, fr, ja, zh).
 SCORE_LABEL = re.compile(
-    r"score|points|pts|punkte|punktzahl|puntos|puntuaci|marcador|得点|スコア|ポイント|分数|得分|积分|點數",
+    r"score|points|pts|punkte|punktzahl|puntos|puntuaci|pontos|pontua|marcador|得点|スコア|ポイント|分数|得分|积分|點數",
     re.IGNORECASE,
 )
 NOT_SCORE = re.compile(
@@ -99,15 +99,17 @@ def loads(o: Observed) -> TestResult:
         return TestResult(
             Verdict.FAIL, "the page loaded but no playfield (canvas, DOM or SVG grid) was found"
         )
-    if not g.standard:
-        return TestResult(
-            Verdict.FAIL, f"the playfield is {g.cols}x{g.rows}, not 10x20 ({g.locator})"
-        )
     if g.by_shape and not _lattice_confirmed(o):
+        shape = "a 1:2 shape" if g.standard else f"room for {g.cols}x{g.rows} square cells"
         return TestResult(
             Verdict.INCONCLUSIVE,
-            f"a {g.renderer} area with a 1:2 shape was taken for the field ({g.locator}), but "
-            "no piece was seen falling or moving on its 10x20 cells to confirm it",
+            f"a {g.renderer} area with {shape} was taken for the field ({g.locator}), but "
+            f"no piece was seen falling or moving on its {g.cols}x{g.rows} cells to confirm it",
+        )
+    if not g.standard:
+        how = ", counted in square cells of its box" if g.by_shape else ""
+        return TestResult(
+            Verdict.FAIL, f"the playfield is {g.cols}x{g.rows}{how}, not 10x20 ({g.locator})"
         )
     if g.size_assumed and (missing := _size_unseen(o)):
         # A 10x16 or 9x18 field read as 10x20 still shows pieces falling and moving by
@@ -395,6 +397,15 @@ def no_errors(o: Observed) -> TestResult:
     if frozen is not None and (started is None or frozen < started):
         return TestResult(
             Verdict.INCONCLUSIVE, f"the page stopped answering at {frozen:.1f}s, before any play"
+        )
+    if o.bot is None or started is None or not o.bot.locks:
+        # Most errors come from play (a rotation, a line clear, the top-out): a page whose
+        # game never ran, or ran without one piece landing, has not shown it has none.
+        ran = "the game never started" if started is None else "no piece was seen landing"
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"no uncaught exception and no console.error, but {ran}: the game's play never "
+            "ran far enough to show it raises none",
         )
     ignored = (
         f" ({len(o.log.ignored_console)} failed resource loads or sounds that could not play"

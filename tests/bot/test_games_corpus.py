@@ -99,6 +99,8 @@ def test_expected_json_is_complete_and_matches_the_directory(slug: str) -> None:
         assert tests["hard_drop"] != "PASS"
 
     html = (game / "index.html").read_text()
+    # every page of the game: index.html and any page its start leads to (e.g. a menu page's link)
+    site = "".join(path.read_text() for path in sorted(game.glob("*.html")))
     start = exp["start"]
     assert re.fullmatch(r"auto|click:.+|key:.+", start)
     if start.startswith("click:#"):  # a CSS id selector: an element with no text to name it
@@ -109,15 +111,15 @@ def test_expected_json_is_complete_and_matches_the_directory(slug: str) -> None:
         assert re.search(rf"<button[^>]*>\s*{re.escape(label)}\s*</button>", html), label
     if tests["loads"] == "PASS":
         if exp["renderer"] == "canvas":
-            assert "<canvas" in html
+            assert "<canvas" in site
         if exp["renderer"] == "svg":
-            assert "<svg" in html
+            assert "<svg" in site
     elif "grid" not in exp:
         # a game that fails to load cannot be observed at all
         assert tests["starts"] != "PASS"
 
     # everything is local: relative src/href that exist, no absolute URL anywhere
-    for ref in re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html):
+    for ref in re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", site):
         assert not re.match(r"[a-z]+:|//", ref, re.IGNORECASE), f"{slug}: external ref {ref}"
         assert (game / ref).is_file(), f"{slug}: missing {ref}"
     for path in game.rglob("*"):
@@ -195,12 +197,15 @@ def test_game_loads_starts_and_moves(slug: str, base_url: str, browser: Any) -> 
         if "dismiss" in exp:  # an intro dialog that catches clicks until it is closed
             page.get_by_role("button", name=exp["dismiss"], exact=True).click()
         start = exp["start"]
+        url = page.url
         if start.startswith("click:#"):  # a CSS selector
             page.click(start.removeprefix("click:"))
         elif start.startswith("click:"):
             page.get_by_role("button", name=start.removeprefix("click:"), exact=True).click()
         elif start.startswith("key:"):
             page.keyboard.press(start.removeprefix("key:"))
+        if page.url != url:  # the start led to another page of the site: the game is there
+            page.wait_for_load_state("load")
         page.wait_for_timeout(200)
 
         first = page.screenshot()

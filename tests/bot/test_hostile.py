@@ -62,9 +62,9 @@ def test_a_board_that_never_starts(hostile_url: str) -> None:
 def test_a_page_that_renders_nothing(hostile_url: str) -> None:
     result = _run(f"{hostile_url}/nothing.html")
     assert result["tests"]["loads"] == "FAIL"
-    grid_tests = [t for t in TEST_IDS if t not in ("loads", "no_errors")]
-    assert all(result["tests"][t] == "INCONCLUSIVE" for t in grid_tests)
-    assert result["tests"]["no_errors"] == "PASS"
+    # No error was seen, but no game ran either: no_errors is not confirmed (0.8.1).
+    assert all(result["tests"][t] == "INCONCLUSIVE" for t in TEST_IDS if t != "loads")
+    assert "never started" in result["reasons"]["no_errors"]
 
 
 def test_a_bot_error_still_yields_verdicts(

@@ -22,6 +22,16 @@ def _canvas(h: int, w: int, colour: tuple[int, int, int]) -> np.ndarray:
     return np.broadcast_to(np.array(colour, np.uint8), (h, w, 3)).copy()
 
 
+def _bordered_grid(
+    image: np.ndarray, x: int, y: int, pitch: int, cols: int, rows: int, grey: int
+) -> None:
+    """Grid lines around and between `cols` x `rows` cells, the outer border included."""
+    for k in range(cols + 1):
+        image[y : y + rows * pitch + 1, x + k * pitch] = grey
+    for k in range(rows + 1):
+        image[y + k * pitch, x : x + cols * pitch + 1] = grey
+
+
 def test_grid_lines_between_cells_only_still_give_the_outer_cells() -> None:
     # 256x512, 25.6 px cells: the lines fall on 25 or 26 px steps, none on the edges.
     image = _canvas(512, 256, (0, 0, 0))
@@ -42,15 +52,33 @@ def test_a_bordered_grid_one_cell_from_the_canvas_edge_gets_no_extra_rows() -> N
     # below the top and 23 px above the bottom (the margin is plain black), the next
     # piece drawn to the right. Its margins are background, not a row of cells.
     image = _canvas(512, 512, (0, 0, 0))
-    for k in range(11):
-        image[23 : 23 + 461, 70 + k * 23] = 120
-    for k in range(21):
-        image[23 + k * 23, 70 : 70 + 231] = 120
+    _bordered_grid(image, x=70, y=23, pitch=23, cols=10, rows=20, grey=120)
     image[60:106, 380:426] = (200, 40, 40)  # the next piece
     found = field_from_pixels(image)
     assert found is not None
     assert (found.cols, found.rows) == (10, 20)
     assert found.y == pytest.approx(23, abs=2) and found.height == pytest.approx(460, abs=4)
+
+
+def test_a_hatched_well_in_a_thick_frame_is_the_inside_of_the_frame() -> None:
+    # A DOM game's background picture: a well of 26 px cells (260x520) inside a 6 px dark
+    # frame with a light bevel outside it, its floor finely hatched (dense vertical edges,
+    # few horizontal ones), panels and a logo to its right. The field is inside
+    # the frame's inner edge, not its outer one.
+    image = _canvas(550, 525, (214, 226, 240))
+    image[2:548, 2:284] = (230, 236, 246)  # the bevel
+    image[9:541, 9:281] = (60, 80, 120)  # the dark frame, 6 px wide
+    well = np.full((520, 260, 3), (190, 205, 228), np.uint8)
+    ys, xs = np.mgrid[0:520, 0:260]
+    # A steep hatch of 1 px lines 3 px apart: edges 3 px long, 6 px apart, in two of
+    # every three columns.
+    well[(xs + ys // 3) % 3 == 0] = (170, 188, 214)
+    image[15:535, 15:275] = well
+    image[20:120, 300:500] = (60, 80, 120)  # a panel
+    found = field_from_pixels(image)
+    assert found is not None and found.by_shape
+    assert found.x == pytest.approx(15, abs=1) and found.width == pytest.approx(260, abs=2)
+    assert found.y == pytest.approx(15, abs=1) and found.height == pytest.approx(520, abs=2)
 
 
 def _outlined_well(faint: bool) -> np.ndarray:
@@ -80,10 +108,7 @@ def test_a_lattice_of_outlined_cells_is_found_at_its_pitch_not_half_of_it(faint:
 
 def test_a_12x20_lattice_keeps_its_size() -> None:
     image = _canvas(700, 500, (20, 20, 30))
-    for k in range(13):
-        image[50 : 50 + 600, 20 + k * 30] = 90
-    for k in range(21):
-        image[50 + k * 30, 20 : 20 + 361] = 90
+    _bordered_grid(image, x=20, y=50, pitch=30, cols=12, rows=20, grey=90)
     found = field_from_pixels(image)
     assert found is not None
     assert (found.cols, found.rows) == (12, 20)

@@ -15,7 +15,13 @@ import numpy as np
 import pytest
 
 from bench_pipeline.bot.contract import Verdict
-from bench_pipeline.bot.geometry import BoardGeometry, canvas_lattice, trim_walls
+from bench_pipeline.bot.geometry import (
+    BoardGeometry,
+    box_rows,
+    canvas_lattice,
+    choose_board,
+    trim_walls,
+)
 from bench_pipeline.bot.play import Evidence
 from bench_pipeline.bot.session import EventLog, Frame
 from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL, Observed, loads
@@ -208,3 +214,17 @@ def test_an_assumed_10x20_size_needs_both_walls_and_the_floor(geometry: BoardGeo
     assert "left wall" not in verdict.reason.split("and", 1)[1]
     seen = _with_frames(_observed_on(geometry, both), bottom_row=True)
     assert loads(seen).verdict is Verdict.PASS
+
+
+def test_a_dom_box_taller_than_1_to_2_is_counted_in_square_cells() -> None:
+    # A black 200x440 div whose pieces are 20 px squares placed over it: 10x22, not 10x20.
+    box = {
+        "kind": "dom-box",
+        "locator": "box #canvas",
+        "rect": {"x": 0, "y": 0, "w": 200, "h": 440},
+    }
+    found = choose_board([box], {})
+    assert found is not None and (found.cols, found.rows) == (10, 22) and found.by_shape
+    # A 1:2 box with a border or a little padding stays 10x20; an SVG box always does.
+    assert box_rows("dom-box", 204, 404) == 20 and box_rows("dom-box", 220, 430) == 20
+    assert box_rows("svg-box", 200, 440) == 20
