@@ -149,7 +149,8 @@ def _attach_listeners(page, log: EventLog, containment: Containment | None = Non
 
 def _same_site(url: str, home: str) -> bool:
     a, b = urlsplit(url), urlsplit(home)
-    return a.scheme in {"http", "https", "file"} and (a.scheme, a.netloc) == (b.scheme, b.netloc)
+    # Served games only: a file: URL has no host, and every file would be "the same site".
+    return a.scheme in {"http", "https"} and (a.scheme, a.netloc) == (b.scheme, b.netloc)
 
 
 def _play(bot: Bot) -> None:

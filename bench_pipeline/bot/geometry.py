@@ -230,6 +230,26 @@ def box_rows(kind: str, width: float, height: float) -> int:
     return max(MIN_ROWS, min(MAX_ROWS, round(COLS * height / width)))
 
 
+def _drawn_field(renderer: str, cand: dict[str, Any], found: CanvasField) -> BoardGeometry:
+    """A field found in a canvas's drawing or a picture's pixels (in its backing pixels),
+    placed on the page."""
+    rect, backing = cand["rect"], cand["backing"]
+    bx, by, bw, bh, how, cols, rows = found
+    sx = rect["w"] / backing["w"] if backing["w"] else 1.0
+    sy = rect["h"] / backing["h"] if backing["h"] else 1.0
+    return BoardGeometry(
+        renderer,
+        rect["x"] + bx * sx,
+        rect["y"] + by * sy,
+        bw * sx,
+        bh * sy,
+        cols,
+        rows,
+        f"{cand['locator']}: {how}",
+        by_shape=BY_SHAPE in how,
+    )
+
+
 def choose_board(
     candidates: Sequence[dict[str, Any]],
     canvas_draws: dict[int, list[Sequence[Any]]],
@@ -278,41 +298,17 @@ def choose_board(
                 found = seen
             if found is None:
                 continue
-            bx, by, bw, bh, how, cols, rows = found
-            sx = rect["w"] / backing["w"] if backing["w"] else 1.0
-            sy = rect["h"] / backing["h"] if backing["h"] else 1.0
-            geometry = BoardGeometry(
-                "canvas",
-                rect["x"] + bx * sx,
-                rect["y"] + by * sy,
-                bw * sx,
-                bh * sy,
-                cols,
-                rows,
-                f"{cand['locator']}: {how}",
-                by_shape=BY_SHAPE in how,
-            )
-            score = (60 if "cell" in how else 35) - (0 if geometry.standard else 15)
+            geometry = _drawn_field("canvas", cand, found)
+            score = (60 if "cell" in found[4] else 35) - (0 if geometry.standard else 15)
             scored.append((score + min(rect["h"], 800) / 100, geometry))
     if not scored and look is not None:
         # The last resort: a field that exists only in an element's background picture
         # (its pieces are <img>s placed over it), looked for in the element's pixels.
         for cand in candidates:
             if cand.get("kind") == "picture" and (seen := look(cand)) is not None:
-                bx, by, bw, bh, how, cols, rows = seen
-                rect = cand["rect"]
-                geometry = BoardGeometry(
-                    "dom",
-                    rect["x"] + bx,
-                    rect["y"] + by,
-                    bw,
-                    bh,
-                    cols,
-                    rows,
-                    f"{cand['locator']}: {how}",
-                    by_shape=BY_SHAPE in how,
-                )
-                scored.append((min(rect["h"], 800) / 100 - abs(bh - 2 * bw) / 100, geometry))
+                geometry = _drawn_field("dom", cand, seen)
+                shape_miss = abs(geometry.height - 2 * geometry.width) / 100
+                scored.append((min(cand["rect"]["h"], 800) / 100 - shape_miss, geometry))
     if not scored:
         return None
     scored.sort(key=lambda item: -item[0])

@@ -114,9 +114,8 @@ def _helper_broke(error: Exception) -> bool:
     """An error raised inside Playwright's page helper, not a page that froze, closed,
     crashed or navigated away."""
     text = str(error).lower()
-    return not any(
-        word in text for word in ("timeout", "destroyed", "closed", "crash", "target", "navigat")
-    )
+    gone = any(word in text for word in ("timeout", "closed", "crash", "target"))
+    return not (gone or _navigating(error))
 
 
 class PageGone(Exception):
