@@ -39,6 +39,12 @@ from bench_pipeline.warehouse.budget import ArtifactBudget
 
 PROBE = (Path(__file__).parent / "probe.js").read_text()
 HARD_CAP_S = 120.0
+# Play ends this long after the endurance window's length from the evaluation's start:
+# loading, the start and the top-out past the window fit in it, so an evaluation lasts at
+# most about a minute (30 s window) whatever the game does. A game that took long to
+# start gets a shortened top-out (or a window observed in part: INCONCLUSIVE), not a
+# longer evaluation.
+BEYOND_WINDOW_S = 24.0
 # Failed resource loads, and the browser's own word that the web-app manifest a page links
 # could not be fetched: the browser's messages about missing files, not the game's code.
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon", "Manifest fetch from")
@@ -218,8 +224,10 @@ def evaluate(
                     page = context.pages[0] if context.pages else context.new_page()
                     _attach_listeners(page, log, containment)
                     session = GameSession(page, log)
-                    # Play must end early enough to leave time for the verdicts.
-                    bot = Bot(session, endurance_s, started + hard_cap_s - 25.0)
+                    # Play ends within the time budget, and early enough before the hard
+                    # cap to leave time for the verdicts.
+                    play_s = min(endurance_s + BEYOND_WINDOW_S, hard_cap_s - 25.0)
+                    bot = Bot(session, endurance_s, started + play_s)
                     try:
                         response = page.goto(url, wait_until="load", timeout=15000)
                         loaded = response is None or response.ok

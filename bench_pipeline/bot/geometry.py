@@ -135,8 +135,14 @@ def canvas_lattice(
     if squares:
         size, _ = _mode([w for _x, _y, w, _h in squares])
         same = [s for s in squares if _near(s[2], size, max(1.0, 0.1 * size))]
-        xs = sorted({round(s[0]) for s in same})
-        gaps = [b - a for a, b in itertools.pairwise(xs) if b - a >= size * 0.85]
+        # The pitch is the step between cells, across or down: a piece drawn so far in
+        # one column (an O's two, an upright I's one) shows it only down.
+        gaps = [
+            b - a
+            for coords in (sorted({round(s[0]) for s in same}), sorted({round(s[1]) for s in same}))
+            for a, b in itertools.pairwise(coords)
+            if b - a >= size * 0.85
+        ]
         pitch = _mode(gaps)[0] if gaps else size
         if not size * 0.85 <= pitch <= size * 1.6:
             pitch = size

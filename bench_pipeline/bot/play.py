@@ -47,7 +47,7 @@ MAX_VIEWPORT_HEIGHT = 2400  # a taller page is read from its top 2400 px
 HARD_DROP_TRIES = 3  # pieces a hard-drop key is tried on before it is left untried
 SOFT_PRESSES_MAX = 8  # soft-drop presses a read, while the piece has that many rows to fall
 EXTRA_PLAY_S = 8.0  # play past the endurance window while no row was completed yet
-TOP_OUT_S = 6.0  # a top-out with a hard drop
+TOP_OUT_S = 7.5  # a top-out with a hard drop, watching its end included
 TOP_OUT_MIN_S = 13.0  # the least time a top-out is given, with a hard drop
 SOFT_TOP_OUT = 1.6  # soft-dropping to the top takes this many times as long
 FINISH_AFTER_WINDOW_S = 20.0  # all play after the endurance window ends this soon after it
@@ -148,6 +148,9 @@ class Bot:
         self.overlay: np.ndarray | None = None  # cells drawn over the field, not play
         self.down_held = False  # the soft drop works while the down key is held, not tapped
         self.field_focused = False  # the field's element took the keyboard focus
+        # Taken for running because a still piece moved on a key: its gravity may still
+        # wait for the game's start key ("Press Space to begin").
+        self.started_by_nudge = False
         # A lattice that included a floor row or wall columns: (as located, trimmed).
         self.trimmed: tuple[BoardGeometry, BoardGeometry] | None = None
         # Probed keys that paused the game (pressed again, it went on): no control.
@@ -493,10 +496,11 @@ class Bot:
         auto_watch, button_watch = (
             (QUICK_WATCH_S, QUICK_WATCH_S) if quick else (AUTO_WATCH_S, START_WATCH_S)
         )
-        if watch_auto and (
-            self._something_started(before, auto_watch) or self._static_piece_moves()
-        ):
+        if watch_auto and self._something_started(before, auto_watch):
             self.start_mechanism = "auto"
+        elif watch_auto and self._static_piece_moves():
+            self.start_mechanism = "auto"
+            self.started_by_nudge = True
         elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
             self.start_mechanism = f"click:{clicked}"
         elif quick:
@@ -794,6 +798,8 @@ class Bot:
             elif steps:
                 break  # landed or replaced: what was seen is enough
             self.s.wait(0.04)
+        if not steps and self.started_by_nudge:
+            steps, top = self._fall_after_start_key()
         if not steps:
             self.evidence.add(
                 self.log.now(),
@@ -815,6 +821,44 @@ class Bot:
             f"fell {rows} row(s) in {steps[-1][0]:.2f}s without input "
             f"(~{self.gravity_s_per_row:.2f}s per row)",
         )
+
+    def _fall_after_start_key(self) -> tuple[list[tuple[float, int]], int]:
+        """A piece shown and movable before the game began ("Press Space to begin"): its
+        gravity starts with the start key. Space and Enter are pressed once each; a piece
+        then falling two rows with no further input shows the game was started by that key
+        (one row could be a soft drop). Returns the fall's steps and the piece's top row."""
+        self.started_by_nudge = False  # asked once
+        for key in (" ", "Enter"):
+            self._unfocus()
+            pressed_at = self.log.now()
+            self.s.press(key, "does the still piece wait for a start key?")
+            cells = self.wait_piece(1.5)
+            if len(cells) != 4:
+                continue
+            top = min(r for r, _ in cells)
+            t_start = time.monotonic()
+            steps: list[tuple[float, int]] = []
+            while time.monotonic() - t_start < 3.0 and len(steps) < 3:
+                now_cells = self.active(self.read())
+                if len(now_cells) != 4 or B.normalize(now_cells) != B.normalize(cells):
+                    break
+                row = min(r for r, _ in now_cells)
+                if row > (steps[-1][1] if steps else top):
+                    steps.append((time.monotonic() - t_start, row))
+                self.s.wait(0.04)
+            if len(steps) >= 2:
+                name = "Space" if key == " " else key
+                self.start_mechanism = f"key:{name}"
+                # The game began with the key: the endurance window opens there (the
+                # still piece before it was no freeze), and the page may have moved the
+                # field as its start hint went away.
+                self.started_at = pressed_at
+                self.log.note(
+                    f"the still piece began to fall after {name!r}: the game was started by it"
+                )
+                self._relearn_after_start()
+                return steps, top
+        return [], 0
 
     def _shift(self, before: set[B.Cell], after: set[B.Cell]) -> tuple[int, int] | None:
         """(drow, dcol) when `after` is `before` translated (same shape), else None."""
@@ -1799,11 +1843,11 @@ class Bot:
         if not self._play_until(window_end - budget):
             return
         if self.rows_cleared == 0 and not self.clears_broken:
-            # Leave the top-out twice a hard-dropped one's budget: a slow one still ends
-            # in a game over (and is never cut below its minimum, below). Not twice a
-            # soft-dropped one's: that left games without a hard drop, whose calibration
-            # is the slowest, no extra play at all, and so no completed row.
-            extra_end = min(window_end + EXTRA_PLAY_S, finish_by - 2 * TOP_OUT_S)
+            # Leave the top-out a hard-dropped one's minimum: a slow one still ends in a
+            # game over (and is never cut below its minimum, below). Not a soft-dropped
+            # one's: that left games without a hard drop, whose calibration is the
+            # slowest, no extra play at all, and so no completed row.
+            extra_end = min(window_end + EXTRA_PLAY_S, finish_by - TOP_OUT_MIN_S)
             if not self._play_until(extra_end, until_a_line=True):
                 return
         self.s.poll_numbers()

@@ -375,11 +375,23 @@
         seen.add(el);
         if (["SCRIPT", "STYLE", "NOSCRIPT"].includes(el.tagName)) continue;
         const text = (el.textContent || "").trim();
-        if (text.length > 40) continue;
-        const value = parseNumber(text);
-        if (value === null || !visible(el)) continue;
+        const value = text.length > 40 ? null : parseNumber(text);
+        if (!visible(el)) continue;
         const r = el.getBoundingClientRect();
-        out.push({ source: `${el.closest("svg") ? "svg" : "dom"}:${pathOf(el)}`, value, label: labelOf(el, text), x: r.left, y: r.top });
+        const source = `${el.closest("svg") ? "svg" : "dom"}:${pathOf(el)}`;
+        if (value !== null) {
+          out.push({ source, value, label: labelOf(el, text), x: r.left, y: r.top });
+          continue;
+        }
+        // Several counters in one element, one per line ("Lines: 1<br>Count: 100"):
+        // each text line is read on its own.
+        const lines = [...el.childNodes].filter((n) => n.nodeType === 3 && /\d/.test(n.textContent));
+        if (lines.length < 2) continue;
+        lines.forEach((line, i) => {
+          const own = line.textContent.trim();
+          const v = own.length > 40 ? null : parseNumber(own);
+          if (v !== null) out.push({ source: `${source}#${i}`, value: v, label: labelOf(el, own), x: r.left, y: r.top });
+        });
       }
       // Numbers shown as the value of a form field (<input id=score disabled>, <output>).
       for (const el of document.querySelectorAll("input, output, progress, meter")) {

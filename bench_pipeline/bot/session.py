@@ -23,6 +23,12 @@ from bench_pipeline.bot.geometry import BoardGeometry, CanvasField, choose_board
 from bench_pipeline.bot.pixel_field import field_from_pixels
 
 SCREENSHOT_TIMEOUT_MS = 2500
+# How long a page that missed a query's timeout is given to answer a plain ping before it
+# is called frozen: on a loaded machine a live page can miss one 3 s timeout.
+ALIVE_PING_MS = 6000
+# A page that keeps missing timeouts while it answers costs each read up to three timeouts:
+# after this many the bot stops waiting on it (blind: play ends, the game is not blamed).
+SLOW_ANSWERS_MAX = 3
 KEY_HOLD_MS = 30  # longer than one 60 Hz frame, far shorter than any auto-repeat delay
 PIXEL_LOOK_EVERY_S = 1.0  # at most one look per canvas for a field in its pixels
 DEFAULT_THRESHOLD = 40.0
@@ -57,6 +63,10 @@ class EventLog:
     crashed_at: float | None = None
     frozen_at: float | None = None
     navigated_away_at: float | None = None
+    # The page still answered but its screenshots kept timing out: the bot can no longer
+    # see it. Not a fault of the game (a loaded machine, a stalled compositor): play ends,
+    # and what was not observed yet stays INCONCLUSIVE.
+    blind_at: float | None = None
     # Pages of the same site still to be followed before the game starts (a menu page
     # that opens the game's page); none once it started: a page leaving then is gone.
     follow_pages: int = 2
@@ -102,12 +112,17 @@ class EventLog:
             "crashed_at": self.crashed_at,
             "frozen_at": self.frozen_at,
             "navigated_away_at": self.navigated_away_at,
+            "blind_at": self.blind_at,
         }
 
 
 def _navigating(error: Exception) -> bool:
     text = str(error).lower()
     return "destroyed" in text or "navigat" in text
+
+
+def _timed_out(error: Exception) -> bool:
+    return "timeout" in str(error).lower()
 
 
 def _helper_broke(error: Exception) -> bool:
@@ -140,16 +155,22 @@ class GameSession:
         # Set once Playwright's helper in the page's world failed on a live page.
         self.plain_evaluation = False
         self._url = page.url  # the page last asked: a new one is waited for once
+        self.slow_answers = 0  # timeouts of a page that still answered (a loaded machine)
 
     # ---- page state -------------------------------------------------------------------
     @property
     def gone(self) -> bool:
         return any(
             t is not None
-            for t in (self.log.crashed_at, self.log.frozen_at, self.log.navigated_away_at)
+            for t in (
+                self.log.crashed_at,
+                self.log.frozen_at,
+                self.log.navigated_away_at,
+                self.log.blind_at,
+            )
         )
 
-    def evaluate(self, script: str, default: Any = None) -> Any:
+    def evaluate(self, script: str, default: Any = None, retried: bool = False) -> Any:
         """Run a probe query; a page that no longer answers marks the session frozen."""
         if self.gone:
             raise PageGone("page is gone")
@@ -185,17 +206,39 @@ class GameSession:
                     "with plain evaluations (JSON text) from now on"
                 )
                 return value
+            if _timed_out(error) and not retried and self._slow_not_frozen(error):
+                return self.evaluate(script, default, retried=True)
             self._gone(error)
             return default
 
-    def _answers(self) -> bool:
+    def _answers(self, timeout_ms: float = 3000) -> bool:
         """Whether the page's main thread still answers, asked from Playwright's isolated
         world (which the page's own scripts cannot reach), with a timeout."""
         try:
-            self.page.locator(":root").wait_for(state="attached", timeout=3000)
+            self.page.locator(":root").wait_for(state="attached", timeout=timeout_ms)
             return True
         except PlaywrightError:
             return False
+
+    def _slow_not_frozen(self, error: Exception) -> bool:
+        """After a timeout: does the page still answer a plain ping, given longer? On a
+        loaded machine a live page can miss one timeout; a frozen main thread answers
+        nothing. A page that answers is asked again once, not called frozen."""
+        if not self._answers(ALIVE_PING_MS):
+            return False
+        if self.slow_answers >= SLOW_ANSWERS_MAX:
+            self.log.blind_at = self.log.now()
+            self.log.note(
+                f"the page answers but missed {SLOW_ANSWERS_MAX + 1} timeouts: too slow to "
+                "observe, play ends"
+            )
+            raise PageGone(str(error).splitlines()[0])
+        self.slow_answers += 1
+        self.log.note(
+            f"the page missed a timeout but still answers: slow, not frozen "
+            f"({str(error).splitlines()[0][:100]})"
+        )
+        return True
 
     def _evaluate_plain(self, script: str, default: Any) -> Any:
         """A probe query by page.evaluate, its value carried as JSON text encoded with the
@@ -328,15 +371,25 @@ class GameSession:
     def _screenshot(self) -> np.ndarray:
         g = self.geometry
         assert g is not None
-        try:
-            png = self.page.screenshot(
-                clip={"x": g.x, "y": g.y, "width": max(1.0, g.width), "height": max(1.0, g.height)},
-                timeout=SCREENSHOT_TIMEOUT_MS,
-                animations="allow",
-                caret="initial",
-            )
-        except PlaywrightError as error:
-            self._gone(error)
+        clip = {"x": g.x, "y": g.y, "width": max(1.0, g.width), "height": max(1.0, g.height)}
+        png: bytes | None = None
+        last: Exception | None = None
+        for timeout in (SCREENSHOT_TIMEOUT_MS, 2 * SCREENSHOT_TIMEOUT_MS):
+            try:
+                png = self.page.screenshot(
+                    clip=clip, timeout=timeout, animations="allow", caret="initial"
+                )
+                break
+            except PlaywrightError as error:
+                if not _timed_out(error) or not self._slow_not_frozen(error):
+                    self._gone(error)
+                last = error
+        if png is None:
+            # The page answers but cannot be photographed in time: the bot is blind, the
+            # game is not at fault.
+            self.log.blind_at = self.log.now()
+            self.log.note("screenshots keep timing out on a page that answers: play ends")
+            raise PageGone(str(last).splitlines()[0] if last else "screenshot timed out")
         return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.float32)
 
     def screenshot_png(self) -> bytes | None:

@@ -18,18 +18,26 @@ from bench_pipeline.bot.geometry import NARROWED
 from bench_pipeline.bot.play import Bot
 from bench_pipeline.bot.session import EventLog
 
-# Labels in the prompt languages (en, de, es, fr, ja, zh).
+# Labels in the prompt languages (en, de, es, fr, ja, zh) and others met in real games
+# (pt, it, ru, uk, ko, vi).
 SCORE_LABEL = re.compile(
-    r"score|points|pts|punkte|punktzahl|puntos|puntuaci|pontos|pontua|marcador|得点|スコア|ポイント|分数|得分|积分|點數",
+    r"score|points|pts|punkte|punktzahl|puntos|puntuaci|pontos|pontua|marcador|punteggio|punti|"
+    r"счёт|счет|очки|очков|балл|рахунок|점수|điểm|得点|スコア|ポイント|分数|得分|积分|點數",
     re.IGNORECASE,
 )
 NOT_SCORE = re.compile(
     r"time|sec|level|lvl|line|row|high|best|hi\b|record|speed|fps|next|zeit|stufe|zeile|reihe|"
     r"rekord|nächst|tiempo|nivel|línea|linea|fila|mejor|temps|niveau|ligne|meilleur|"
+    r"nível|linhas|livell|linee|righe|miglior|уров|лини|рекорд|лучш|врем|레벨|라인|최고|다음|시간|"
     r"時間|タイム|レベル|ライン|行|ベスト|ハイ|次|时间|等级|级别|最高|下一",
     re.IGNORECASE,
 )
-LINES_LABEL = re.compile(r"line|row|zeile|reihe|línea|linea|fila|ligne|ライン|行", re.IGNORECASE)
+LINES_LABEL = re.compile(
+    r"line|row|zeile|reihe|línea|linea|fila|ligne|linhas|linee|righe|лини|рядк|라인|줄|ライン|行|消除",
+    re.IGNORECASE,
+)
+# A number first shown this long after the start, already above zero, rose from nothing.
+APPEARED_AFTER_S = 3.0
 STILL_GAP_S = 5.0  # the field must change at least this often during the endurance window
 
 
@@ -186,6 +194,12 @@ def starts(o: Observed) -> TestResult:
         )
     if o.log.crashed_at is not None or o.log.frozen_at is not None:
         return TestResult(Verdict.FAIL, "the page crashed or froze before a piece appeared")
+    if o.log.blind_at is not None:
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            "screenshots of the page kept timing out while it still answered, before a piece "
+            "appeared: the bot could no longer see it",
+        )
     return TestResult(
         Verdict.FAIL,
         o.bot.evidence.first("starts", "fail")
@@ -223,6 +237,16 @@ def walls(o: Observed) -> TestResult:
     return _from_evidence(o, "walls", "the piece could not be pushed against a wall")
 
 
+def line_clear(o: Observed) -> TestResult:
+    result = _evidence_test("line_clear", "no row was completed during play")(o)
+    if result.verdict is Verdict.FAIL and (doubt := _pushed_out_of_narrowed_field(o)):
+        # A row full across the columns taken is not full across a wider field.
+        return TestResult(
+            Verdict.INCONCLUSIVE, f"{result.reason}; but {doubt}, so the row may not be full"
+        )
+    return result
+
+
 def spawn(o: Observed) -> TestResult:
     if (r := _needs_start(o)) is not None:
         return r
@@ -242,7 +266,13 @@ def score(o: Observed) -> TestResult:
     assert o.bot is not None
     series: dict[str, list[int]] = defaultdict(list)
     labels: dict[str, str] = {}
-    for _t, source, label, value in o.log.numbers:
+    started = o.bot.started_at
+    assert started is not None
+    for t, source, label, value in o.log.numbers:
+        if source not in series and t > started + APPEARED_AFTER_S and value > 0:
+            # Shown only once it counted something ("Count: 100" written after the first
+            # line clear into an element empty until then): it rose from nothing.
+            series[source].append(0)
         series[source].append(value)
         labels[source] = label or labels.get(source, "")
     increased = {s for s, v in series.items() if len(v) > 1 and max(v[1:]) > v[0]}
@@ -428,7 +458,7 @@ DERIVATIONS: dict[str, Callable[[Observed], TestResult]] = {
     "walls": walls,
     "lock": _evidence_test("lock", "no piece was seen landing and the next one appearing"),
     "spawn": spawn,
-    "line_clear": _evidence_test("line_clear", "no row was completed during play"),
+    "line_clear": line_clear,
     "score": score,
     "game_over": game_over,
     "endurance": endurance,

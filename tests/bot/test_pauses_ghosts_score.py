@@ -75,3 +75,18 @@ def test_a_score_still_at_zero_after_a_line_clear_fails() -> None:
 
 def test_no_number_at_all_over_many_pieces_still_fails() -> None:
     assert score(_observed([], locks=9, lines=0)).verdict is Verdict.FAIL
+
+
+def test_a_counter_shown_only_once_it_counted_rose_from_nothing() -> None:
+    # "Lines: 1 / Count: 100" is written into an empty element at the first line clear,
+    # and wiped back to 0 at the top-out: Count rose from nothing to 100.
+    numbers = [
+        (17.5, "dom:#c#0", "Lines:", 1),
+        (17.5, "dom:#c#1", "Count:", 100),
+        (30.0, "dom:#c#1", "Count:", 0),
+    ]
+    verdict = score(_observed(numbers, locks=11, lines=1))
+    assert verdict.verdict is Verdict.PASS and "0 → 100 (dom:#c#1)" in verdict.reason
+    # A number there from the start and never rising is no score that rose.
+    there = [(1.5, "dom:#s", "Score", 100), (9.0, "dom:#s", "Score", 100)]
+    assert score(_observed(there, locks=9, lines=1)).verdict is Verdict.FAIL

@@ -24,7 +24,14 @@ from bench_pipeline.bot.geometry import (
 )
 from bench_pipeline.bot.play import Evidence
 from bench_pipeline.bot.session import EventLog, Frame
-from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL, Observed, loads
+from bench_pipeline.bot.verdicts import (
+    LINES_LABEL,
+    NOT_SCORE,
+    SCORE_LABEL,
+    Observed,
+    line_clear,
+    loads,
+)
 
 
 def _cells(cols: range, rows: range, pitch: float = 30, x0: int = 0, y0: int = 0) -> list:
@@ -34,6 +41,18 @@ def _cells(cols: range, rows: range, pitch: float = 30, x0: int = 0, y0: int = 0
         for c in cols
         if (r + c) % 3
     ]
+
+
+def test_the_pitch_of_a_piece_drawn_in_one_column_is_read_down_it() -> None:
+    # A 640x480 canvas with the 240x480 field in its middle; cells are 22 px squares at a
+    # 24 px pitch, and the only piece drawn so far is an O (two columns, two rows) or an
+    # upright I (one column): read as 22 px cells, the field was 11x22.
+    field = ("fill", 200, 0, 240, 480)
+    for piece in ([(4, 0), (5, 0), (4, 1), (5, 1)], [(4, 0), (4, 1), (4, 2), (4, 3)]):
+        cells = [("fill", 200 + c * 24 + 1, r * 24 + 1, 22, 22) for c, r in piece]
+        found = canvas_lattice(640, 480, [("fill", 0, 0, 640, 480), field, *cells])
+        assert found is not None
+        assert found[:4] == (200, 0, 240, 480) and found[5:] == (10, 20), found
 
 
 def test_a_12x20_field_in_a_wider_canvas_is_found_with_its_size() -> None:
@@ -182,6 +201,33 @@ def test_a_piece_pushed_out_of_a_narrowed_field_leaves_size_and_walls_undecided(
         "canvas", 0, 0, 300, 600, 10, 20, "canvas #c: canvas rect 300x600, cell 30px"
     )
     assert loads(_observed_on(plain, out)).verdict is Verdict.PASS
+
+
+def test_a_full_row_left_on_a_narrowed_field_a_piece_left_is_no_line_clear_fail() -> None:
+    # A 15x20 field read as its 10 busiest columns: a row full across those ten is not
+    # full across the field, so it staying there says nothing against line clears.
+    narrowed = BoardGeometry(
+        "canvas",
+        0,
+        0,
+        300,
+        600,
+        10,
+        20,
+        "canvas #board: canvas rect 300x600, cell 30px, narrowed to the 10 of 15 columns",
+    )
+    out = [(9.0, "fail", "pushing right, the piece left the field (0 of 4 cells visible)")]
+    still = "1 full row(s) still there 2.0s after the piece completed them"
+    for geometry, expected in (
+        (narrowed, Verdict.INCONCLUSIVE),
+        (BoardGeometry("canvas", 0, 0, 300, 600, 10, 20, "canvas #c: cell 30px"), Verdict.FAIL),
+    ):
+        o = _observed_on(geometry, out)
+        o.bot.started_at = 1.0  # type: ignore[union-attr]
+        o.bot.evidence.add(12.0, "line_clear", "fail", still)  # type: ignore[union-attr]
+        verdict = line_clear(o)
+        assert verdict.verdict is expected, verdict.reason
+        assert still in verdict.reason
 
 
 def _assumed(locator: str, by_shape: bool = False) -> BoardGeometry:

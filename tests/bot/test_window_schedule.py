@@ -27,10 +27,16 @@ class ScriptedBot(Bot):
     """Each piece takes a second; a line is completed at the piece `clears_at` (never when
     None); a top-out takes `top_out_s` and ends in a game over when `ends_in_game_over`."""
 
-    def __init__(self, clock: Clock, clears_at: int | None, ends_in_game_over: bool = True):
+    def __init__(
+        self,
+        clock: Clock,
+        clears_at: int | None,
+        ends_in_game_over: bool = True,
+        deadline_s: float = 54.0,
+    ):
         log = EventLog()
         session = SimpleNamespace(log=log, poll_numbers=lambda: None)
-        super().__init__(session, endurance_s=30.0, deadline=clock.now + 95.0)  # type: ignore[arg-type]
+        super().__init__(session, endurance_s=30.0, deadline=clock.now + deadline_s)  # type: ignore[arg-type]
         self.clock = clock
         self.clears_at = clears_at
         self.ends_in_game_over = ends_in_game_over
@@ -66,7 +72,7 @@ class ScriptedBot(Bot):
 
     def top_out(self, limit: float = 14.0) -> None:
         self.top_outs.append((self.log.now(), limit))
-        self.clock.now += self.top_out_s
+        self.clock.now += min(self.top_out_s, limit, self.time_left())  # as the real one
         if self.ends_in_game_over:
             self.first_game_over_at = self.log.now()
 
@@ -157,3 +163,14 @@ def test_no_piece_is_begun_that_would_end_after_the_window(clock: Clock) -> None
     assert bot._play_until(start + 5.5)
     assert bot.pieces == 5
     assert clock.now == pytest.approx(start + 5.5)
+
+
+def test_a_late_start_shortens_the_top_out_not_the_budget(clock: Clock) -> None:
+    # The game started 20 s into a 54 s budget (overlays, reloads): play, the extra play
+    # for a line and a slow top-out all end by the deadline; the evaluation stays about a
+    # minute long whatever the game does.
+    bot = ScriptedBot(clock, clears_at=None, deadline_s=34.0)
+    bot.top_out_s = 20.0  # a slow top-out: soft drops on a tall field
+    bot.play_window()
+    assert bot.top_outs, "the top-out was still tried"
+    assert clock.now <= bot.deadline + 1e-6
