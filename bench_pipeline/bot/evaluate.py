@@ -45,6 +45,9 @@ HARD_CAP_S = 120.0
 # start gets a shortened top-out (or a window observed in part: INCONCLUSIVE), not a
 # longer evaluation.
 BEYOND_WINDOW_S = 24.0
+# A shorter window (a quick demo run) keeps the contract window's budget: calibrating a
+# slow game takes as long whatever the window.
+CONTRACT_WINDOW_S = 30.0
 # Failed resource loads, and the browser's own word that the web-app manifest a page links
 # could not be fetched: the browser's messages about missing files, not the game's code.
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon", "Manifest fetch from")
@@ -226,7 +229,9 @@ def evaluate(
                     session = GameSession(page, log)
                     # Play ends within the time budget, and early enough before the hard
                     # cap to leave time for the verdicts.
-                    play_s = min(endurance_s + BEYOND_WINDOW_S, hard_cap_s - 25.0)
+                    play_s = min(
+                        max(endurance_s, CONTRACT_WINDOW_S) + BEYOND_WINDOW_S, hard_cap_s - 25.0
+                    )
                     bot = Bot(session, endurance_s, started + play_s)
                     try:
                         response = page.goto(url, wait_until="load", timeout=15000)

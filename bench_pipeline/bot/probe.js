@@ -338,7 +338,9 @@
 
   // A label is any word, in any script: agents are prompted in six languages.
   const LETTER = /\p{L}/u;
-  const NUMBER = /^[^\d-]{0,24}?(-?\d[\d,. ]{0,11})\s*(pts|points)?$/i;
+  // A unit after the number is part of it: "120 pts", "20分" (points in Chinese and
+  // Japanese), "30점" (Korean), "40 Punkte".
+  const NUMBER = /^[^\d-]{0,24}?(-?\d[\d,. ]{0,11})\s*(pts|points|punkte|pkt|分|点|점)?$/i;
   const parseNumber = (text) => {
     const m = NUMBER.exec(text.trim());
     if (!m) return null;

@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from bench_pipeline.bot.browser import chromium_executable
-from bench_pipeline.bot.evaluate import PROBE
 from bench_pipeline.bot.geometry import BoardGeometry
 from bench_pipeline.bot.session import SLOW_ANSWERS_MAX, EventLog, GameSession, PageGone
+from tests.bot.helpers import probed_page
 
 GAME = """<!doctype html><html><body><div id="score">Score 120</div>
 <canvas id="board" width="300" height="600"></canvas>
@@ -32,17 +31,8 @@ function freeze() { for (;;) {} }
 
 @pytest.fixture()
 def page(tmp_path: Path) -> Iterator[Page]:
-    executable = chromium_executable()
-    if executable is None:
-        pytest.skip("no Chromium on this machine")
-    (tmp_path / "index.html").write_text(GAME)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable)
-        page = browser.new_page()
-        page.add_init_script(PROBE)
-        page.goto((tmp_path / "index.html").as_uri())
-        yield page
-        browser.close()
+    with probed_page(tmp_path, GAME) as opened:
+        yield opened
 
 
 def test_a_page_that_replaced_map_set_and_json_is_still_read(page: Page) -> None:

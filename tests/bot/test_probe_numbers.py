@@ -6,33 +6,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from bench_pipeline.bot.browser import chromium_executable
-from bench_pipeline.bot.evaluate import PROBE
 from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL
+from tests.bot.helpers import probed_page
 
 # Three counters in one paragraph, one per line (a real game's "Lines / Count / Record"
 # panel), and localised labels the prompt languages and real games use.
 PAGE = """<!doctype html><html><body>
 <p id="panel">Lines: 1<br>Count: 100<br>Record: 300</p>
 <div>Баллы: 40</div><div>점수 <span>70</span></div><div>Уровень: 2</div>
+<div id="jp">20分</div>
 </body></html>"""
 
 
 @pytest.fixture()
 def page(tmp_path: Path) -> Iterator[Page]:
-    executable = chromium_executable()
-    if executable is None:
-        pytest.skip("no Chromium on this machine")
-    (tmp_path / "index.html").write_text(PAGE, encoding="utf-8")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable)
-        page = browser.new_page()
-        page.add_init_script(PROBE)
-        page.goto((tmp_path / "index.html").as_uri())
-        yield page
-        browser.close()
+    with probed_page(tmp_path, PAGE) as opened:
+        yield opened
 
 
 def test_counters_sharing_an_element_line_by_line_are_each_read(page: Page) -> None:
@@ -50,3 +41,9 @@ def test_localised_score_labels_are_told_from_other_counters(page: Page) -> None
     assert SCORE_LABEL.search(labels[40]) and SCORE_LABEL.search(labels[70])
     assert NOT_SCORE.search(labels[2]) and not SCORE_LABEL.search(labels[2])
     assert LINES_LABEL.search(labels[1]) and NOT_SCORE.search(labels[300])
+
+
+def test_a_number_with_its_unit_after_it_is_read(page: Page) -> None:
+    # A Chinese page's score "20分" (20 points): the unit is no second number.
+    numbers = page.evaluate("window.__bench.numbers()")
+    assert [n["value"] for n in numbers if n["source"] == "dom:#jp"] == [20]
