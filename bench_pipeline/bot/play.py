@@ -783,9 +783,21 @@ class Bot:
         if not cells:
             return
         top = min(r for r, _ in cells)
+        t_start = time.monotonic()
+        steps: list[tuple[float, int]] = []
         # Some games run their gravity off animation frames, and a slow page (a large
         # canvas redrawn every frame) falls a row in a few seconds: 5 s before a FAIL.
-        steps = self._fall_steps(cells, GRAVITY_WATCH_S)
+        while time.monotonic() - t_start < (3.0 if steps else GRAVITY_WATCH_S):
+            now_cells = self.active(self.read())
+            if len(now_cells) == 4 and B.normalize(now_cells) == B.normalize(cells):
+                row = min(r for r, _ in now_cells)
+                if row > (steps[-1][1] if steps else top):
+                    steps.append((time.monotonic() - t_start, row))
+                    if len(steps) >= 3:
+                        break
+            elif steps:
+                break  # landed or replaced: what was seen is enough
+            self.s.wait(0.04)
         if not steps and self.started_by_nudge:
             steps, top = self._fall_after_start_key()
         if not steps:
@@ -810,26 +822,6 @@ class Bot:
             f"(~{self.gravity_s_per_row:.2f}s per row)",
         )
 
-    def _fall_steps(self, cells: set[B.Cell], watch_s: float) -> list[tuple[float, int]]:
-        """Watch `cells` with no input for up to `watch_s` (3 s once it fell): each row it
-        falls, as (seconds since the watch began, its top row); at most three. Ends when
-        the piece lands or is replaced after it fell."""
-        top = min(r for r, _ in cells)
-        t_start = time.monotonic()
-        steps: list[tuple[float, int]] = []
-        while time.monotonic() - t_start < (3.0 if steps else watch_s):
-            now_cells = self.active(self.read())
-            if len(now_cells) == 4 and B.normalize(now_cells) == B.normalize(cells):
-                row = min(r for r, _ in now_cells)
-                if row > (steps[-1][1] if steps else top):
-                    steps.append((time.monotonic() - t_start, row))
-                    if len(steps) >= 3:
-                        break
-            elif steps:
-                break  # landed or replaced: what was seen is enough
-            self.s.wait(0.04)
-        return steps
-
     def _fall_after_start_key(self) -> tuple[list[tuple[float, int]], int]:
         """A piece shown and movable before the game began ("Press Space to begin"): its
         gravity starts with the start key. Space and Enter are pressed once each; a piece
@@ -844,7 +836,16 @@ class Bot:
             if len(cells) != 4:
                 continue
             top = min(r for r, _ in cells)
-            steps = self._fall_steps(cells, 3.0)
+            t_start = time.monotonic()
+            steps: list[tuple[float, int]] = []
+            while time.monotonic() - t_start < 3.0 and len(steps) < 3:
+                now_cells = self.active(self.read())
+                if len(now_cells) != 4 or B.normalize(now_cells) != B.normalize(cells):
+                    break
+                row = min(r for r, _ in now_cells)
+                if row > (steps[-1][1] if steps else top):
+                    steps.append((time.monotonic() - t_start, row))
+                self.s.wait(0.04)
             if len(steps) >= 2:
                 name = "Space" if key == " " else key
                 self.start_mechanism = f"key:{name}"
