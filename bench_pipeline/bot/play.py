@@ -27,8 +27,25 @@ RIGHT_KEYS = ("ArrowRight", "d", "l")
 # Rotation is also found on Q/E and A/D (when the arrows move the piece), and last on
 # Space, the period and comma keys and Control (tried only where the game's code mentions
 # them, once the scan of its code is trusted).
-ROTATE_KEYS = ("ArrowUp", "x", "z", "w", "q", "e", "a", "d", "i", "k", " ", ".", ",", "Control")
-DOWN_KEYS = ("ArrowDown", "s", "k", "j", " ")  # Space last: more often a hard drop
+ROTATE_KEYS = (
+    "ArrowUp",
+    "x",
+    "z",
+    "w",
+    "q",
+    "e",
+    "a",
+    "d",
+    "i",
+    "k",
+    " ",
+    ".",
+    ",",
+    "Control",
+    "ArrowRight",
+    "ArrowLeft",
+)
+DOWN_KEYS = ("ArrowDown", "s", "k", "j", " ", "w")  # Space: more often a hard drop; W: rare
 HARD_DROP_KEYS = (" ", "ArrowUp", "w", "Enter", "i", "Shift")
 START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
 SPAWN_ROWS = 5  # a new piece appears with cells in the top rows
@@ -44,6 +61,7 @@ QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
 MAX_LOADS = 3
 GRAVITY_WATCH_S = 5.0  # a piece still this long with no input: no gravity
 MAX_VIEWPORT_HEIGHT = 2400  # a taller page is read from its top 2400 px
+WALL_TURNS = 3  # turns tried against each wall once the walls were judged
 HARD_DROP_TRIES = 3  # pieces a hard-drop key is tried on before it is left untried
 SOFT_PRESSES_MAX = 8  # soft-drop presses a read, while the piece has that many rows to fall
 EXTRA_PLAY_S = 8.0  # play past the endurance window while no row was completed yet
@@ -1168,8 +1186,12 @@ class Bot:
             elif after and min(r for r, _ in after) < top:
                 continue  # a new piece: this key dropped it all the way (a hard drop)
             self._check_not_paused(key)
-            if key not in self.pause_keys and self._held_drop(key):
-                return
+            if key not in self.pause_keys:
+                if self._held_drop(key):
+                    return
+                # Two taps of a pause toggle leave the game running; one held press
+                # pauses it.
+                self._check_not_paused(key)
         self.evidence.add(
             self.log.now(),
             "soft_drop",
@@ -1745,9 +1767,28 @@ class Bot:
                     f"pushing {name}, the piece changed shape at the wall (wrapped?)",
                 )
             if len(after) == 4:
+                after = self._turn_at_wall(key, after)
+            if len(after) == 4:
                 self._set_aside(after)
             else:
                 self.drop_or_wait(cells)
+
+    def _turn_at_wall(self, push: str, cells: set[B.Cell]) -> set[B.Cell]:
+        """Turn a piece that rests against a wall, pushing it back after each turn: a
+        narrow orientation against the wall has no room to turn into a wide one, so a game
+        without wall kicks meets a blocked rotation here, as a player soon does. Some games
+        throw on one (no_errors); a bot that never blocks a turn would never see it.
+        Returns the piece's cells afterwards (fewer than four if it could not be found)."""
+        rotate = self.controls["rotate"]
+        if rotate is None or self._room(cells) < 4:
+            return cells
+        for _ in range(WALL_TURNS):
+            self.s.press(rotate, "turn against the wall")
+            self.s.wait(0.03)
+            self.s.press(push, "back against the wall")
+            self.s.wait(0.03)
+        self.s.wait(0.08)
+        return self.active(self.read())
 
     def _loose_cells(self, frame: Frame) -> int:
         stack = self.stack if self.stack is not None else self.empty()
@@ -1792,15 +1833,28 @@ class Bot:
             attempts.append(lambda k=key: self.s.press(" " if k == "Space" else k, "restart"))
         attempts.append(lambda: self.s.press("Enter", "restart"))
         attempts.append(self._reload)
+        ended = self.read().filled.copy()
         for attempt in attempts:
             attempt()
             self.s.wait(0.3)
             self.stack = self.empty()
             cells = self.wait_piece(1.5, need=3)
-            if cells:
+            if cells and self._new_game(ended, cells):
                 self._resync(self.read())
                 return True
         return False
+
+    def _new_game(self, ended: np.ndarray, cells: set[B.Cell]) -> bool:
+        """After a restart attempt: the field was cleared, or a piece is where the ended
+        game's field had nothing. A few loose cells at the top of the ended game's own
+        field are not a new game: a key that did not restart it leaves that field as it
+        was, and taking it for a new game had the rest of the window counted as a freeze."""
+        now = self.read().filled
+        if now.shape != ended.shape:
+            return True
+        if int(ended.sum()) - int(now.sum()) >= 4:
+            return True
+        return any(not ended[r, c] for r, c in cells)
 
     def _click(self, selector: str) -> None:
         try:
@@ -1932,7 +1986,11 @@ class Bot:
             signal = self.game_over_signal()
             if signal or misses >= 2:
                 if self.first_game_over_at is None:
-                    self.first_game_over_at = self.log.now()
+                    # A stack at the top that stopped changing is a game that ended when
+                    # the field last changed; the seconds the bot took to tell are no freeze.
+                    high = self.stack is not None and self.stack_height() >= len(self.stack) - 4
+                    last_change = self.log.frames[-1].t if self.log.frames else None
+                    self._mark_over(last_change if high else None)
                 self.log.note(f"play stopped before the window closed ({signal or 'no new piece'})")
                 if signal and self.stack_height() >= self.empty().shape[0] - 4:
                     self.evidence.add(

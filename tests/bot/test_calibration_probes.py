@@ -259,3 +259,30 @@ def test_a_ghost_is_the_games_only_once_seen_in_two_places() -> None:
     beside = _field(["." * 10] * 18 + ["......#...", ".....###.."])
     bot._without_ghost(beside, moved, known)
     assert bot.saw_ghost  # the same shape again under the piece, elsewhere: a ghost
+
+
+class FieldBot(Bot):
+    """Reads a field set by the test."""
+
+    field: np.ndarray
+
+    def read(self):  # type: ignore[override]
+        return SimpleNamespace(t=self.log.now(), filled=self.field)
+
+
+def test_a_restart_key_that_left_the_ended_game_on_screen_is_no_new_game() -> None:
+    # A top-out left a stack with a loose group at the top; a restart key that did nothing
+    # shows that same field, whose top cells look like a piece to a bot that forgot the
+    # stack. Taking it for a new game had the rest of the window counted as a freeze.
+    bot = _scripted(FieldBot)  # type: ignore[arg-type]
+    ended = _field(["....##....", "....##....", "..........", "##.#######", "#########."])
+    bot.field = ended.copy()  # type: ignore[attr-defined]
+    top = {(0, 4), (0, 5), (1, 4), (1, 5)}
+    assert not bot._new_game(ended, top)
+    # The field was cleared and a piece came: a new game.
+    bot.field = _field(["...###....", "....#.....", "..........", "..........", ".........."])  # type: ignore[attr-defined]
+    assert bot._new_game(ended, {(0, 3), (0, 4), (0, 5), (1, 4)})
+    # The field emptied at the game over, then a piece came where nothing was.
+    empty = np.zeros_like(ended)
+    bot.field = _field(["..........", "...##.....", "...##.....", "..........", ".........."])  # type: ignore[attr-defined]
+    assert bot._new_game(empty, {(1, 3), (1, 4), (2, 3), (2, 4)})

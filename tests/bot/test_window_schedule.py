@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from bench_pipeline.bot import play
@@ -174,3 +175,20 @@ def test_a_late_start_shortens_the_top_out_not_the_budget(clock: Clock) -> None:
     bot.play_window()
     assert bot.top_outs, "the top-out was still tried"
     assert clock.now <= bot.deadline + 1e-6
+
+
+def test_a_game_that_stopped_with_its_stack_at_the_top_ended_when_the_field_last_changed(
+    clock: Clock,
+) -> None:
+    # No game-over words, no new piece: the bot takes two waits to tell (5 s here). With
+    # the stack at the top, the game ended when its field last changed; those 5 s are the
+    # bot's, not a freeze.
+    bot = ScriptedBot(clock, clears_at=3)
+    bot.ended_after = 6
+    bot.stack_height = lambda: 19  # type: ignore[method-assign]
+    bot.stack = np.zeros((20, 10), dtype=bool)
+    last_change = bot.log.now() + 5.5
+    bot.log.frames.append(SimpleNamespace(t=last_change))  # type: ignore[arg-type]
+    bot.restart = lambda: False  # type: ignore[method-assign]
+    bot._play_until(time.monotonic() + 20.0)
+    assert bot.first_game_over_at == pytest.approx(last_change)
