@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-BOT_VERSION = "0.9.2"
+BOT_VERSION = "0.10.0"
 
 
 class Verdict(StrEnum):

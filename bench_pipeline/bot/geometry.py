@@ -211,11 +211,49 @@ def canvas_lattice(
                 COLS,
                 ROWS,
             )
+    if (found := _oblong_lattice(backing_w, backing_h, draws, big)) is not None:
+        return found
     for x, y, w, h in sorted(big, key=lambda r: -r[2] * r[3]):
         if _near(w / h, COLS / ROWS, 0.06):
             return x, y, w, h, f"canvas rect with a {BY_SHAPE} {w:.0f}x{h:.0f}", COLS, ROWS
     if _near(backing_w / backing_h, COLS / ROWS, 0.06):
         return 0, 0, backing_w, backing_h, f"whole canvas ({BY_SHAPE})", COLS, ROWS
+    return None
+
+
+def _oblong_lattice(
+    backing_w: float,
+    backing_h: float,
+    draws: Sequence[Sequence[Any]],
+    big: Sequence[tuple[float, float, float, float]],
+) -> CanvasField | None:
+    """A 10 x 20 board of cells that are not square (a brick game's 48x31 cells): the most
+    common small rectangle, its steps across and down, and a drawn rectangle (or the
+    canvas) 10 steps wide and 20 high."""
+    cells = [
+        (x, y, w, h)
+        for kind, x, y, w, h in draws
+        if kind in {"fill", "stroke", "path", "image"}
+        and 3 <= w <= backing_w / 4
+        and 3 <= h <= backing_h / 4
+        and 0.5 <= w / h <= 2.0
+    ]
+    if len(cells) < 4:
+        return None
+    (cw, ch), _ = Counter((round(w), round(h)) for _x, _y, w, h in cells).most_common(1)[0]
+    same = [c for c in cells if _near(c[2], cw, 1.5) and _near(c[3], ch, 1.5)]
+
+    def pitch(coords: list[float], size: float) -> float:
+        steps = [b - a for a, b in itertools.pairwise(sorted(set(coords))) if b - a >= size * 0.85]
+        step = _mode(steps)[0] if steps else size
+        return step if size * 0.85 <= step <= size * 1.6 else size
+
+    px = pitch([round(c[0]) for c in same], cw)
+    py = pitch([round(c[1]) for c in same], ch)
+    for x, y, w, h in [*sorted(big, key=lambda r: -r[2] * r[3]), (0, 0, backing_w, backing_h)]:
+        if _near(w / px, COLS, 0.6) and _near(h / py, ROWS, 0.8):
+            how = f"canvas rect {w:.0f}x{h:.0f}, cells {px:.0f}x{py:.0f}px (not square)"
+            return x, y, w, h, how, COLS, ROWS
     return None
 
 
@@ -321,6 +359,10 @@ def choose_board(
     return scored[0][1]
 
 
+# The share of an edge row's or column's cells that must be of one colour to be a wall.
+WALL_SHARE = 0.9
+
+
 def trim_walls(
     geometry: BoardGeometry, background: np.ndarray, threshold: float
 ) -> tuple[BoardGeometry, str] | None:
@@ -340,7 +382,9 @@ def trim_walls(
     def wall(cells: np.ndarray) -> bool:
         far = np.linalg.norm(cells - typical, axis=-1) > threshold
         spread = np.linalg.norm(cells - np.median(cells, axis=0), axis=-1)
-        return bool(far.all() and (spread <= threshold / 2).all())
+        # One colour, but for a cell or two in ten: something drawn over the wall while
+        # it was learnt (a piece entering, a highlight) does not make it field.
+        return bool(far.all() and (spread <= threshold / 2).mean() >= WALL_SHARE)
 
     changed = True
     while changed and bottom - top > MIN_ROWS and right - left > MIN_COLS:

@@ -48,6 +48,10 @@ ROTATE_KEYS = (
 DOWN_KEYS = ("ArrowDown", "s", "k", "j", " ", "w")  # Space: more often a hard drop; W: rare
 HARD_DROP_KEYS = (" ", "ArrowUp", "w", "Enter", "i", "Shift")
 START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
+# What the bot types where a game asks for a player's name before it starts.
+PLAYER_NAME = "Bot"
+# A start key after which more than this share of the field reads filled lifted a cover.
+OVERLAY_SHARE = 0.6
 SPAWN_ROWS = 5  # a new piece appears with cells in the top rows
 AFTER_KEY_S = 0.07  # time for a game to react and render after a key
 # A first piece may spawn above the field (rows -2, -3) and show only after a row or two
@@ -72,7 +76,8 @@ FINISH_AFTER_WINDOW_S = 20.0  # all play after the endurance window ends this so
 GAME_OVER_DIALOG = re.compile(
     r"game\s*over|you\s+los|game\s+ended|spiel\s+(vorbei|beendet)|juego\s+terminado|"
     r"fin\s+del\s+juego|fin\s+de\s+(la\s+)?partie|partie\s+termin|ゲームオーバー|游戏结束|"
-    r"게임\s*(오버|종료|결과)",
+    r"게임\s*(오버|종료|결과)|игра\s+окончена|конец\s+игры|вы\s+проиграли|поражение|"
+    r"oyun\s+bitti|partita\s+finita|koniec\s+gry",
     re.IGNORECASE,
 )
 
@@ -166,6 +171,7 @@ class Bot:
         self.overlay: np.ndarray | None = None  # cells drawn over the field, not play
         self.down_held = False  # the soft drop works while the down key is held, not tapped
         self.field_focused = False  # the field's element took the keyboard focus
+        self.name_given = False  # a name was typed into the form before the game
         # Taken for running because a still piece moved on a key: its gravity may still
         # wait for the game's start key ("Press Space to begin").
         self.started_by_nudge = False
@@ -450,9 +456,9 @@ class Bot:
     def _trim_walls(self) -> None:
         """Drop an edge row or column drawn as a floor or wall (learnt background)."""
         s = self.s
-        if s.geometry is None or s.reference is None:
+        if s.geometry is None or s.seen_background is None:
             return
-        found = trim_walls(s.geometry, s.reference, 40.0)
+        found = trim_walls(s.geometry, s.seen_background, 40.0)
         if found is None:
             return
         trimmed, what = found
@@ -494,6 +500,38 @@ class Bot:
             self._unfocus()
             self.s.wait(0.2)
 
+    def _fill_name_form(self) -> bool:
+        """Type a name into the empty text fields shown before the game (a player's name
+        it asks for), once; with no start button on offer the form is sent with Enter
+        (a name page that leads to the game's own page). True when it was sent."""
+        if self.name_given:
+            return False
+        fields = self.s.evaluate("window.__bench.nameInputs()", []) or []
+        if not fields:
+            return False
+        self.name_given = True
+        page = self.s.page
+        for box in fields:
+            try:
+                page.fill(box["selector"], PLAYER_NAME, timeout=1500)
+            except Exception as error:
+                self.log.note(f"typing a name failed: {str(error).splitlines()[0]}")
+                return False
+        self.log.note(
+            f"typed {PLAYER_NAME!r} into {len(fields)} empty text field(s) "
+            f"({', '.join(repr(f['text']) for f in fields)})"
+        )
+        if self.s.evaluate("window.__bench.startButtons()", []):
+            return False
+        try:
+            page.press(fields[-1]["selector"], "Enter", timeout=1500)
+            page.wait_for_load_state("load", timeout=5000)
+        except Exception as error:
+            self.log.note(f"sending the form failed: {str(error).splitlines()[0]}")
+        self.s.wait(0.5)
+        self.log.note("sent the form with Enter (no start button on offer)")
+        return True
+
     def _start_once(self, quick: bool = False) -> bool:
         if self._start_attempt(quick, watch_auto=True):
             return True
@@ -510,6 +548,8 @@ class Bot:
         s = self.s
         self._dismiss_overlays()
         self._locate()
+        if self._fill_name_form():
+            self._locate()  # the form led to the game's own page
         before = self._learn_empty_field()
         auto_watch, button_watch = (
             (QUICK_WATCH_S, QUICK_WATCH_S) if quick else (AUTO_WATCH_S, START_WATCH_S)
@@ -540,6 +580,12 @@ class Bot:
                     self._unfocus()
                     s.press(key, "start")
                     if self._something_started(before, 1.2):
+                        if self.read().filled.mean() > OVERLAY_SHARE:
+                            # Most of the field changed at once: what the key lifted was
+                            # a cover ("press Enter to start"), and the empty cells are
+                            # only now in sight.
+                            self.log.note(f"{key!r} uncovered the field: learnt it again")
+                            before = self._learn_empty_field()
                         if i + 1 < len(keys) and not self.wait_piece(3.0, need=3):
                             # The key changed the page (a hint redrawn, a sound toggled)
                             # but no piece came: the game's own start key may be next.
@@ -734,7 +780,7 @@ class Bot:
         )
         if focused and not self.field_focused:
             self.field_focused = True
-            self.log.note(f"the field's <{focused}> takes the keyboard focus: focused it")
+            self.log.note(f"the keyboard focus goes to the page's <{focused}>: focused it")
 
     def _relearn_after_start(self) -> None:
         """Learn the background again: an overlay ("press Enter") may have covered it."""
@@ -826,12 +872,15 @@ class Bot:
                 f"the piece stayed in place for {GRAVITY_WATCH_S:.0f} s without input",
             )
             return
+        rows = steps[-1][1] - top
         if len(steps) >= 2:
             (t1, r1), (t2, r2) = steps[0], steps[-1]
             self.gravity_s_per_row = (t2 - t1) / (r2 - r1)
+        elif rows >= 2:
+            # Two rows or more between two reads: a fast gravity (a row every 50 ms).
+            self.gravity_s_per_row = steps[0][0] / rows
         else:
             self.gravity_s_per_row = max(steps[0][0], 0.5)
-        rows = steps[-1][1] - top
         self.evidence.add(
             self.log.now(),
             "gravity",
@@ -1245,7 +1294,10 @@ class Bot:
             self.s.wait(0.04)
             return False
         # Read for a moment: the piece may glide down in an animation.
+        t0 = time.monotonic()
         if not landed(self.press_until(key, "try soft drop", landed, timeout=0.3)):
+            return False
+        if self._gravity_could_land(rows, time.monotonic() - t0):
             return False
         self.evidence.add(
             self.log.now(),
@@ -1316,7 +1368,10 @@ class Bot:
         def landed(frame: Frame) -> bool:
             return self._landed_at_once(frame, cells, rows, merged, cleared if n else None)
 
+        t0 = time.monotonic()
         frame = self.press_until(key, "try hard drop", landed, timeout=0.35)
+        if landed(frame) and self._gravity_could_land(rows, time.monotonic() - t0):
+            return None  # the piece falls so fast that gravity alone got it there
         if landed(frame):
             self.evidence.add(
                 self.log.now(),
@@ -1328,6 +1383,18 @@ class Bot:
             return True
         self._turned_by(key, cells, frame, "pressed while probing for a hard drop")
         return False
+
+    def _gravity_could_land(self, rows: int, elapsed: float) -> bool:
+        """Gravity alone moves the piece `rows` rows within `elapsed` s (a game that drops a
+        row every 50 ms): its landing then shows no hard drop."""
+        per_row = self.gravity_s_per_row
+        if not per_row or rows * per_row > elapsed:
+            return False
+        self.log.note(
+            f"the piece landed {rows} rows lower within {elapsed:.2f}s, but gravity alone "
+            f"falls a row every {per_row:.2f}s: no sign of a hard drop"
+        )
+        return True
 
     def _landed_at_once(
         self,

@@ -13,6 +13,25 @@
   // A value as JSON text, for a bot that cannot rely on the page's own built-ins.
   B.encode = (value) => JSON.stringify(value);
 
+  // Where the game listens for keys: some read them only on one element (a hidden
+  // <input> that must keep the focus), which the bot gives the focus back after clicks.
+  B.keyTargets = [];
+  B.pageKeys = false; // a key listener on window, document or <body>
+  try {
+    const listen = EventTarget.prototype.addEventListener;
+    const KEY_EVENTS = new Set(["keydown", "keyup", "keypress"]);
+    EventTarget.prototype.addEventListener = function (type, listener, options) {
+      try {
+        if (KEY_EVENTS.has(type)) {
+          if (this === window || this === document || this === document.body) B.pageKeys = true;
+          else if (this instanceof Element && B.keyTargets.length < 20 && !B.keyTargets.includes(this))
+            B.keyTargets.push(this);
+        }
+      } catch (e) {}
+      return listen.call(this, type, listener, options);
+    };
+  } catch (e) {}
+
   const MAX_RECTS = 8000;
   const MAX_TEXTS = 600;
   const push = (arr, item, max) => {
@@ -442,6 +461,8 @@
       "fin\\s+de\\s+(?:la\\s+)?partie", "partie\\s+termin[ée]e", "jeu\\s+termin[ée]",
       "ゲームオーバー", "ゲーム終了", "游戏结束", "遊戲結束", "游戏失败",
       "게임\\s*오버", "게임\\s*종료",
+      "игра\\s+окончена", "конец\\s+игры", "вы\\s+проиграли", "поражение", "oyun\\s+bitti",
+      "partita\\s+finita", "tr[oò]\\s+ch[oơ]i\\s+k[eế]t\\s+th[uú]c", "koniec\\s+gry",
     ].join("|"),
     "i"
   );
@@ -467,6 +488,12 @@
         "jouer", "commencer", "d[ée]marrer", "nouvelle\\s+partie", "recommencer", "rejouer", "lancer",
         // Portuguese (agents' games are often in it, though it is no prompt language).
         "jogar", "come[cç]ar", "novo\\s+jogo", "jogar\\s+de\\s+novo", "recome[cç]ar",
+        // Russian, Italian, Turkish, Vietnamese, Polish: games found on GitHub use them.
+        "старт", "начать(?:\\s+игру)?", "играть", "новая\\s+игра", "заново", "играть\\s+снова",
+        "gioca", "inizia", "nuova\\s+partita", "ricomincia",
+        "ba[sş]la", "oyna", "yeni\\s+oyun", "oyunu\\s+ba[sş]lat",
+        "b[aắ]t\\s+[dđ][aầ]u", "ch[oơ]i", "ch[oơ]i\\s+l[aạ]i",
+        "graj", "nowa\\s+gra", "zagraj",
         // A game set up paused at load: its way in is a Resume button.
         "resume", "unpause", "fortsetzen", "reanudar", "reprendre",
       ].join("|") +
@@ -533,7 +560,8 @@
         "閉じる", "わかった", "わかりました", "了解", "続ける", "关闭", "知道了", "确定", "好的", "继续",
         "닫기", "확인", "계속",
       ].join("|") +
-      ")[\\s.!]*$",
+      // "Got it, thanks!", "OK, thank you": the thanks changes nothing.
+      ")(?:[\\s,.!]+(?:thanks?|thank\\s+you|danke|gracias|merci|ありがとう|谢谢))?[\\s.!]*$",
     "iu"
   );
   const covering = (el) => {
@@ -558,6 +586,25 @@
         const clickable = el.matches("button, a, [role=button], input") || getComputedStyle(el).cursor === "pointer" || el.onclick;
         if (!clickable || !covering(el)) continue;
         out.push({ text, selector: pathOf(el) });
+      }
+    } catch (e) {}
+    return out;
+  };
+
+  // Empty text fields a game asks a player to fill before it starts (a name, a nickname):
+  // an input of its own that reads the game's keys is not one of them.
+  B.nameInputs = () => {
+    const out = [];
+    try {
+      for (const el of document.querySelectorAll("input, textarea")) {
+        const type = (el.getAttribute("type") || "text").toLowerCase();
+        if (!["text", "search", "email"].includes(type) && el.tagName !== "TEXTAREA") continue;
+        if (el.disabled || el.readOnly || el.value || !visible(el)) continue;
+        const r = el.getBoundingClientRect();
+        if (r.width < 40 || r.height < 10) continue;
+        if (el.onkeydown || el.onkeyup || el.onkeypress || B.keyTargets.includes(el)) continue;
+        out.push({ text: el.placeholder || el.name || el.id || "", selector: pathOf(el) });
+        if (out.length >= 3) break;
       }
     } catch (e) {}
     return out;
@@ -608,7 +655,27 @@
         e.focus({ preventScroll: true });
         return e.tagName.toLowerCase();
       }
+      if (blur) {
+        const input = keyInput();
+        if (input) {
+          input.focus({ preventScroll: true });
+          return `${input.tagName.toLowerCase()} that reads the keys`;
+        }
+      }
     } catch (e) {}
+    return null;
+  };
+  // An <input> or <textarea> the game reads its keys from (an onkeydown of its own or a
+  // key listener added to it) while nothing on the page as a whole listens for keys.
+  const keyInput = () => {
+    if (B.pageKeys || window.onkeydown || window.onkeyup || document.onkeydown || document.onkeyup ||
+        (document.body && (document.body.onkeydown || document.body.onkeyup))) return null;
+    const own = [...document.querySelectorAll("input, textarea")].filter(
+      (e) => e.onkeydown || e.onkeyup || e.onkeypress
+    );
+    for (const e of [...own, ...B.keyTargets]) {
+      if (e.isConnected && e.matches("input, textarea") && !e.disabled) return e;
+    }
     return null;
   };
 

@@ -113,6 +113,29 @@ def copy_game(source: Path, destination: Path) -> list[str]:
     return skipped
 
 
+# Text that is valid UTF-8 is declared so, as the usual static hosts do (GitHub Pages,
+# Netlify, Vite): a page with no <meta charset> would otherwise be decoded as
+# windows-1252, and its Chinese "开始游戏" button would read as mojibake to the player and
+# to the bot alike. Text in another encoding keeps the browser's own guess.
+TEXT_TYPES = ("text/", "application/javascript", "application/json")
+CHARSET_SNIFF_BYTES = 4 * 1024 * 1024
+
+
+def _content_type(guessed: str, fd: int) -> str:
+    if not guessed.startswith(TEXT_TYPES) or "charset" in guessed:
+        return guessed
+    try:
+        data = os.pread(fd, CHARSET_SNIFF_BYTES, 0)
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # A file cut at the sniff limit may end inside a character: that is no reason.
+        if error.start < len(data) - 4:
+            return guessed
+    except OSError:
+        return guessed
+    return f"{guessed}; charset=utf-8"
+
+
 class _SafeHandler(http.server.SimpleHTTPRequestHandler):
     """GET and HEAD of regular files inside the root; no listings, no symlinks out."""
 
@@ -143,7 +166,7 @@ class _SafeHandler(http.server.SimpleHTTPRequestHandler):
             return None
         handle = os.fdopen(fd, "rb")
         self.send_response(200)
-        self.send_header("Content-type", self.guess_type(str(path)))
+        self.send_header("Content-type", _content_type(self.guess_type(str(path)), fd))
         self.send_header("Content-Length", str(os.fstat(fd).st_size))
         self.end_headers()
         return handle

@@ -143,6 +143,9 @@ class GameSession:
         self.log = log
         self.geometry: BoardGeometry | None = None
         self.reference: np.ndarray | None = None  # (rows, cols, 3) background per cell
+        # The samples' median as seen, before odd cells took their row's colour: walls
+        # drawn as cells beside the field are odd in every row, and only this shows them.
+        self.seen_background: np.ndarray | None = None
         self.threshold = DEFAULT_THRESHOLD
         self._last: Frame | None = None
         self._slices: list[tuple[slice, slice]] = []
@@ -317,7 +320,7 @@ class GameSession:
         geometry = choose_board(candidates, draws, self._pixel_field)
         if geometry is not None and geometry != self.geometry:
             self.geometry = geometry
-            self.reference = None
+            self.reference = self.seen_background = None
             self._slices = []
             self.log.note(
                 f"playfield: {geometry.renderer} {geometry.cols}x{geometry.rows} at "
@@ -424,6 +427,7 @@ class GameSession:
         """Per-cell background from samples taken while the field was (mostly) empty."""
         stack = np.stack(samples)
         median = np.median(stack, axis=0)
+        self.seen_background = median
         # Cells that differ from their row's typical colour were covered (a piece, an
         # overlay): use the row's median colour for them instead.
         row_typical = np.median(median, axis=1, keepdims=True)

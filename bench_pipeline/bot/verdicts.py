@@ -260,6 +260,13 @@ def spawn(o: Observed) -> TestResult:
     return TestResult(Verdict.INCONCLUSIVE, "no piece was seen landing")
 
 
+def _year_in_small_print(label: str | None, value: int) -> bool:
+    """A year with no score or lines label ("© 2022" in a footer scrolled into view): a
+    number that shows up late is taken to have risen from nothing, but not this one."""
+    label = label or ""
+    return 1970 <= value <= 2100 and not (SCORE_LABEL.search(label) or LINES_LABEL.search(label))
+
+
 def score(o: Observed) -> TestResult:
     if (r := _needs_start(o)) is not None:
         return r
@@ -269,7 +276,12 @@ def score(o: Observed) -> TestResult:
     started = o.bot.started_at
     assert started is not None
     for t, source, label, value in o.log.numbers:
-        if source not in series and t > started + APPEARED_AFTER_S and value > 0:
+        if (
+            source not in series
+            and t > started + APPEARED_AFTER_S
+            and value > 0
+            and not _year_in_small_print(label, value)
+        ):
             # Shown only once it counted something ("Count: 100" written after the first
             # line clear into an element empty until then): it rose from nothing.
             series[source].append(0)

@@ -286,3 +286,16 @@ def test_a_restart_key_that_left_the_ended_game_on_screen_is_no_new_game() -> No
     empty = np.zeros_like(ended)
     bot.field = _field(["..........", "...##.....", "...##.....", "..........", ".........."])  # type: ignore[attr-defined]
     assert bot._new_game(empty, {(1, 3), (1, 4), (2, 3), (2, 4)})
+
+
+def test_a_landing_gravity_could_have_made_is_no_hard_drop() -> None:
+    # A game falling a row every 50 ms lands a piece 6 rows down between two reads by
+    # itself: the key pressed before proves nothing. At 0.5 s a row it would have.
+    bot = _scripted(CrowdedBot)
+    bot.gravity_s_per_row = 0.05
+    assert bot._gravity_could_land(6, 0.35)
+    assert "no sign of a hard drop" in bot.log.notes[-1][1]
+    bot.gravity_s_per_row = 0.5
+    assert not bot._gravity_could_land(6, 0.35)
+    bot.gravity_s_per_row = None  # not measured: no reason to doubt the key
+    assert not bot._gravity_could_land(6, 0.35)

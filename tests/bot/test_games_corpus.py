@@ -67,6 +67,7 @@ def test_expected_json_is_complete_and_matches_the_directory(slug: str) -> None:
         "renderer",
         "start",
         "dismiss",
+        "name_form",
         "grid",
         "failing_loads",
         "controls",
@@ -108,7 +109,11 @@ def test_expected_json_is_complete_and_matches_the_directory(slug: str) -> None:
         assert re.search(rf"""\bid\s*=\s*["']{re.escape(element_id)}["']""", html), start
     elif start.startswith("click:"):
         label = start.removeprefix("click:")
-        assert re.search(rf"<button[^>]*>\s*{re.escape(label)}\s*</button>", html), label
+        # on index.html, or on the page a name form leads to
+        assert re.search(rf"<button[^>]*>\s*{re.escape(label)}\s*</button>", site), label
+    if "name_form" in exp:  # a form asking for a name, sent by its submit button
+        submit = rf'<input[^>]*type="submit"[^>]*value="{re.escape(exp["name_form"])}"'
+        assert re.search(submit, html), exp["name_form"]
     if tests["loads"] == "PASS":
         if exp["renderer"] == "canvas":
             assert "<canvas" in site
@@ -132,6 +137,11 @@ def test_expected_json_is_complete_and_matches_the_directory(slug: str) -> None:
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def guess_type(self, path: Any) -> str:
+        # As the bot's own server does: the games are UTF-8, and some have no <meta charset>.
+        guessed = super().guess_type(path)
+        return f"{guessed}; charset=utf-8" if guessed.startswith("text/") else guessed
 
 
 @pytest.fixture(scope="module")
@@ -196,6 +206,10 @@ def test_game_loads_starts_and_moves(slug: str, base_url: str, browser: Any) -> 
 
         if "dismiss" in exp:  # an intro dialog that catches clicks until it is closed
             page.get_by_role("button", name=exp["dismiss"], exact=True).click()
+        if "name_form" in exp:  # a name asked before the game's own page
+            page.get_by_role("textbox").first.fill("Tester")
+            page.get_by_role("button", name=exp["name_form"], exact=True).click()
+            page.wait_for_load_state("load")
         start = exp["start"]
         url = page.url
         if start.startswith("click:#"):  # a CSS selector

@@ -90,3 +90,13 @@ def test_a_counter_shown_only_once_it_counted_rose_from_nothing() -> None:
     # A number there from the start and never rising is no score that rose.
     there = [(1.5, "dom:#s", "Score", 100), (9.0, "dom:#s", "Score", 100)]
     assert score(_observed(there, locks=9, lines=1)).verdict is Verdict.FAIL
+
+
+def test_a_year_scrolled_into_view_late_is_no_score_that_rose() -> None:
+    # A footer "© 2022" read for the first time 12 s into play (the window grew): it did
+    # not rise from nothing, and a game with no other number has no score.
+    footer = [(13.0, "dom:footer > h3", "©", 2022), (20.0, "dom:footer > h3", "©", 2022)]
+    assert score(_observed(footer, locks=9, lines=1)).verdict is Verdict.FAIL
+    # The same value under a score label still counts as a score that appeared.
+    labelled = [(13.0, "dom:#s", "Score:", 2000)]
+    assert score(_observed(labelled, locks=9, lines=1)).verdict is Verdict.PASS

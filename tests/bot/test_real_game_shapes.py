@@ -55,6 +55,24 @@ def test_the_pitch_of_a_piece_drawn_in_one_column_is_read_down_it() -> None:
         assert found[:4] == (200, 0, 240, 480) and found[5:] == (10, 20), found
 
 
+def test_a_field_of_cells_wider_than_tall_is_found_on_its_steps() -> None:
+    # A brick game: 550x750 canvas, cells 48x31 on 54x37 steps (a 6 px gap), every cell
+    # outlined and the filled ones black. No cell is square, so no square lattice exists.
+    draws = [("fill", 0, 0, 550, 750)]
+    for r in range(20):
+        for c in range(10):
+            draws.append(("stroke", c * 55 + 3, r * 37.5 + 3, 48.4, 31.2))
+    draws += [("fill", c * 55 + 6, r * 37.5 + 6, 42, 25) for c, r in [(4, 0), (5, 0), (5, 1)]]
+    found = canvas_lattice(550, 750, draws)
+    assert found is not None
+    x, y, w, h, how, cols, rows = found
+    assert (x, y, w, h, cols, rows) == (0, 0, 550, 750, 10, 20)
+    assert "not square" in how
+    # Square cells are still read as before, never as oblong ones.
+    square = canvas_lattice(300, 600, [("fill", 0, 0, 300, 600), *_cells(range(10), range(16, 20))])
+    assert square is not None and "not square" not in square[4]
+
+
 def test_a_12x20_field_in_a_wider_canvas_is_found_with_its_size() -> None:
     # canvas 540x600: a background fill of it all, the field's fill, then the cells.
     draws = [("fill", 0, 0, 540, 600), ("fill", 0, 0, 360, 600), *_cells(range(12), range(15, 20))]
@@ -105,6 +123,20 @@ def test_wall_columns_beside_the_field_are_trimmed() -> None:
     trimmed, _ = found
     assert (trimmed.cols, trimmed.rows) == (10, 20)
     assert trimmed.x == 26
+
+
+def test_walls_with_a_piece_drawn_over_two_of_their_cells_are_still_walls() -> None:
+    # 14x24: two wall columns each side and two floor rows; a piece entering from the
+    # left painted two wall cells a mauve grey while the background was learnt.
+    bg = _background(24, floor_rows=2, cols=14)
+    bg[:, :2] = FLOOR
+    bg[:, -2:] = FLOOR
+    bg[1:3, :2] = np.array([139.0, 122.0, 136.0])
+    found = trim_walls(_lattice(24, cols=14), bg, 40.0)
+    assert found is not None
+    trimmed, what = found
+    assert (trimmed.cols, trimmed.rows) == (10, 22)
+    assert what == "2 floor row(s) and 4 wall column(s)"
 
 
 def test_a_uniform_field_of_another_size_is_left_as_it_is() -> None:
