@@ -109,6 +109,19 @@ def _field_columns(
     return x + best * pitch, COLS * pitch, COLS
 
 
+def _pitch(axes: Sequence[Sequence[float]], size: float) -> float:
+    """The commonest step between cells of `size` along the given axes (their left or top
+    coordinates), or `size` itself when no step near it shows."""
+    steps = [
+        b - a
+        for coords in axes
+        for a, b in itertools.pairwise(sorted({round(v) for v in coords}))
+        if b - a >= size * 0.85
+    ]
+    step = _mode(steps)[0] if steps else size
+    return step if size * 0.85 <= step <= size * 1.6 else size
+
+
 def canvas_lattice(
     backing_w: float, backing_h: float, draws: Sequence[Sequence[Any]]
 ) -> CanvasField | None:
@@ -137,15 +150,7 @@ def canvas_lattice(
         same = [s for s in squares if _near(s[2], size, max(1.0, 0.1 * size))]
         # The pitch is the step between cells, across or down: a piece drawn so far in
         # one column (an O's two, an upright I's one) shows it only down.
-        gaps = [
-            b - a
-            for coords in (sorted({round(s[0]) for s in same}), sorted({round(s[1]) for s in same}))
-            for a, b in itertools.pairwise(coords)
-            if b - a >= size * 0.85
-        ]
-        pitch = _mode(gaps)[0] if gaps else size
-        if not size * 0.85 <= pitch <= size * 1.6:
-            pitch = size
+        pitch = _pitch([[s[0] for s in same], [s[1] for s in same]], size)
         for x, y, w, h in sorted(big, key=lambda r: -r[2] * r[3]):
             if _near(w / pitch, COLS, 0.6) and _near(h / pitch, ROWS, 0.8):
                 return (
@@ -243,13 +248,8 @@ def _oblong_lattice(
     (cw, ch), _ = Counter((round(w), round(h)) for _x, _y, w, h in cells).most_common(1)[0]
     same = [c for c in cells if _near(c[2], cw, 1.5) and _near(c[3], ch, 1.5)]
 
-    def pitch(coords: list[float], size: float) -> float:
-        steps = [b - a for a, b in itertools.pairwise(sorted(set(coords))) if b - a >= size * 0.85]
-        step = _mode(steps)[0] if steps else size
-        return step if size * 0.85 <= step <= size * 1.6 else size
-
-    px = pitch([round(c[0]) for c in same], cw)
-    py = pitch([round(c[1]) for c in same], ch)
+    px = _pitch([[c[0] for c in same]], cw)
+    py = _pitch([[c[1] for c in same]], ch)
     for x, y, w, h in [*sorted(big, key=lambda r: -r[2] * r[3]), (0, 0, backing_w, backing_h)]:
         if _near(w / px, COLS, 0.6) and _near(h / py, ROWS, 0.8):
             how = f"canvas rect {w:.0f}x{h:.0f}, cells {px:.0f}x{py:.0f}px (not square)"

@@ -1370,9 +1370,9 @@ class Bot:
 
         t0 = time.monotonic()
         frame = self.press_until(key, "try hard drop", landed, timeout=0.35)
-        if landed(frame) and self._gravity_could_land(rows, time.monotonic() - t0):
-            return None  # the piece falls so fast that gravity alone got it there
         if landed(frame):
+            if self._gravity_could_land(rows, time.monotonic() - t0):
+                return None  # the piece falls so fast that gravity alone got it there
             self.evidence.add(
                 self.log.now(),
                 "hard_drop",
