@@ -30,7 +30,8 @@ from bench_pipeline.warehouse.models import SqlModel, load_models
 from resources import ArtifactStoreResource, WarehouseResource
 
 # Bump when the loading of sources changes (not for SQL models: they hash their SQL).
-WAREHOUSE_SOURCES_CODE_VERSION = "3"  # 3: raw_bot_accuracy
+# 3: raw_bot_accuracy; 4: records read through the columnar mirror, updated incrementally
+WAREHOUSE_SOURCES_CODE_VERSION = "4"
 SOURCES = dg.AssetKey("warehouse_sources")
 
 MODELS: list[SqlModel] = load_models(settings.sql_models_dir())
@@ -139,6 +140,10 @@ def warehouse(
             metadata={
                 "path": path,
                 "duration_s": round(build.duration_s, 3),
+                # What this update read: the runs whose records changed since the last one
+                # ("all" after a full load), and the models recomputed for just those runs.
+                "changed_runs": "all" if build.changed_runs is None else build.changed_runs,
+                "incremental_models": ", ".join(build.incremental) or "none",
                 "tables": markdown_table([{"table": t.name, "rows": t.rows} for t in sources], 100),
                 **{f"rows/{t.name}": t.rows for t in sources},
                 # Records that could not be loaded, moved aside: their stages are redone

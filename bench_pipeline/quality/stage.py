@@ -66,6 +66,7 @@ def run_quality(
     # The normalized event table, one row per event: the warehouse's transcript_events.
     events = [{"run_id": run_id, **row} for row in events_table(transcript_file)]
     atomic_write_json(work / EVENTS_FILE, events)
+    store.note_change("transcript_events", run_id)
     record.update({f"transcript_{k}": v for k, v in analysis.to_record().items()})
     record.update(
         {f"sonar_{k}": v for k, v in sonar_metrics(source, run_id, sonar).to_record().items()}

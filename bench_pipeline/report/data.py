@@ -173,9 +173,14 @@ def _load(con: duckdb.DuckDBPyConnection, db_path: Path) -> Warehouse:
     ):
         wasted[row["run_id"]].append(row)
     quality = _by_run(table("raw_quality_metrics"))
-    for row in quality.values():
-        for key, value in row.items():
-            row[key] = _json(value)
+    bot = _by_run(table("raw_bot_evaluation"))
+    build = _by_run(table("raw_sandboxed_build"))
+    # The warehouse keeps a record's objects and lists as JSON (docs/warehouse.md, Sources):
+    # the bot's reasons and controls, a build's steps.
+    for rows in (quality, bot, build):
+        for row in rows.values():
+            for key, value in row.items():
+                row[key] = _json(value)
     agent = _by_run(table("raw_agent_generation"))
     for row in agent.values():
         row["details"] = _json(row.get("details"))
@@ -208,8 +213,8 @@ def _load(con: duckdb.DuckDBPyConnection, db_path: Path) -> Warehouse:
             "select * from mart_not_estimable order by experiment, metric, term",
         ),
         agent=agent,
-        build=_by_run(table("raw_sandboxed_build")),
-        bot=_by_run(table("raw_bot_evaluation")),
+        build=build,
+        bot=bot,
         quality=quality,
         wasted_events=dict(wasted),
         missing=missing,

@@ -10,6 +10,8 @@ Layout under the root:
     designs/<experiment>.json          the cells and runs of one experiment
     records/<stage>/<run_id>.json      one flat record per run and stage (a warehouse row)
     runs/<run_id>/<stage>/...          larger evidence: transcripts, archives, screenshots
+    journal/<table>/<run_id>~<token>   "this run's record changed": what the warehouse reads next
+    columnar/<table>/part-*.parquet    the records again, as Parquet (columnar.py)
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ import json
 import math
 import os
 import re
+import secrets
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+JOURNAL = "journal"
+MARKER_SEP = "~"  # never in a run id (see _SAFE_NAME)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 # The warehouse reads integers as BIGINT: a bigger one would silently become NULL there.
 _INT64 = (-(2**63), 2**63 - 1)
@@ -84,6 +90,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_json(path: Path, obj: Any) -> None:
     text = json.dumps(obj, indent=2, sort_keys=True, default=str, allow_nan=False)
     atomic_write_bytes(path, text.encode() + b"\n")
+
+
+def _has_json(folder: Path) -> bool:
+    with os.scandir(folder) as entries:
+        return any(e.name.endswith(".json") and not e.name.startswith(".") for e in entries)
 
 
 @dataclass(frozen=True)
@@ -157,7 +168,20 @@ class ArtifactStore:
                 field,
             )
         atomic_write_json(path, {**record, "run_id": run_id})
+        self.note_change(stage, run_id)
         return path
+
+    def note_change(self, table: str, run_id: str) -> None:
+        """Say that `run_id`'s file of `table` (a stage's record, or its transcript events)
+        changed: written, replaced or moved away. The warehouse's next update reads just
+        the files noted here (columnar.py), so every writer calls this after its file is
+        in place. Each call leaves its own marker: a reader that saw an older one never
+        deletes this one.
+        """
+        folder = self.root / JOURNAL / _check_name("table", table)
+        folder.mkdir(parents=True, exist_ok=True)
+        token = f"{time.time_ns()}-{os.getpid()}-{secrets.token_hex(4)}"
+        (folder / f"{_check_name('run', run_id)}{MARKER_SEP}{token}").touch()
 
     def read_record(self, stage: str, run_id: str) -> dict[str, Any] | None:
         path = self.record_path(stage, run_id)
@@ -167,7 +191,8 @@ class ArtifactStore:
         records = self.root / "records"
         if not records.is_dir():
             return []
-        return sorted(p.name for p in records.iterdir() if p.is_dir() and any(p.glob("*.json")))
+        # os.scandir stops at the first record; a glob would list 100,000 names first.
+        return sorted(p.name for p in records.iterdir() if p.is_dir() and _has_json(p))
 
     def record_glob(self, stage: str) -> str:
         return str(self.root / "records" / _check_name("stage", stage) / "*.json")

@@ -9,13 +9,12 @@ file until they reconnect.
 
 from __future__ import annotations
 
-import glob
+import hashlib
 import json
-import os
 import re
-import tempfile
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,17 +23,12 @@ import duckdb
 import pandas as pd
 
 from bench_pipeline.bot.contract import TEST_IDS
+from bench_pipeline.warehouse import columnar
 from bench_pipeline.warehouse.accuracy import TABLE as ACCURACY_TABLE
 from bench_pipeline.warehouse.accuracy import load_bot_accuracy
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.datatests import DataTest, DataTestResult, run_data_tests
-from bench_pipeline.warehouse.integrity import (
-    BadRecord,
-    QuarantinedRecord,
-    quarantine,
-    read_checked,
-    type_problem,
-)
+from bench_pipeline.warehouse.integrity import QuarantinedRecord
 from bench_pipeline.warehouse.marts import MART_SCHEMAS
 from bench_pipeline.warehouse.models import SqlModel, load_models
 from bench_pipeline.warehouse.reference import reference_tables
@@ -60,7 +54,8 @@ SOURCE_SCHEMAS: dict[str, dict[str, str]] = {
     },
 }
 
-_QUALITY = "quality_metrics"  # the stage that writes the transcript events
+# Which parts of the columnar mirror (columnar.py) the warehouse holds: what an update reads.
+LOADED_PARTS = "meta_loaded_parts"
 
 # The per-run stages' records: the columns the SQL models read, so that they compile
 # before any run reached that stage (a stage writes more columns than these).
@@ -174,6 +169,9 @@ class WarehouseBuild:
     quarantined: list[QuarantinedRecord] = field(default_factory=list)
     # The data tests run on the new copy before it was swapped in (see build_warehouse).
     test_results: list[DataTestResult] = field(default_factory=list)
+    # Runs whose source rows changed (None: a full load) and the models updated for just them.
+    changed_runs: int | None = None
+    incremental: list[str] = field(default_factory=list)
 
     def rows(self, name: str) -> int:
         return next(t.rows for t in self.tables if t.name == name)
@@ -210,99 +208,135 @@ def _create_source(con: duckdb.DuckDBPyConnection, name: str, frame: pd.DataFram
         con.unregister("_frame")
 
 
-def _load_json_files(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    rows_of: Iterable[list[dict[str, Any]]],
-    scratch: Path,
-) -> int:
-    """Load one JSON file per run into `table`, through one newline-delimited file.
-
-    Why not `read_json` over the glob: DuckDB opens, infers and buffers every small file
-    on its own (about 1 ms and some memory each: 100,000 runs took minutes and many GB),
-    while Python reads about 12,000 a second; one file then lets DuckDB infer the types (structs
-    included) once, over every row.
-    """
-    # Serial on purpose: parsing holds the GIL, and threads measured slower (page cache).
-    written = 0
-    with scratch.open("w") as out:
-        for rows in rows_of:
-            for row in rows:
-                out.write(json.dumps(row, separators=(",", ":")))
-                out.write("\n")
-                written += 1
-    if not written:
-        return 0
+def _loaded_parts(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, int]]:
+    """raw table -> (mirror id, last part sequence number) this warehouse has loaded."""
     con.execute(
-        f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM read_json(?, "
-        "format = 'newline_delimited', sample_size = -1)",
-        [str(scratch)],
+        f"CREATE TABLE IF NOT EXISTS {LOADED_PARTS} "
+        "(source VARCHAR PRIMARY KEY, mirror_id VARCHAR, loaded_seq BIGINT)"
     )
-    return written
+    rows = con.execute(f"SELECT source, mirror_id, loaded_seq FROM {LOADED_PARTS}").fetchall()
+    return {source: (mirror, seq) for source, mirror, seq in rows}
 
 
-def _checked_records(
-    store: ArtifactStore, stage: str, quarantined: list[QuarantinedRecord]
-) -> Iterator[list[dict[str, Any]]]:
-    """Each loadable record of `stage` as a row; a bad one is quarantined instead."""
-    columns = SOURCE_SCHEMAS.get(f"raw_{stage}", {})
-    for path in sorted(Path(p) for p in glob.glob(store.record_glob(stage))):
-        try:
-            data = read_checked(path, columns, run_id=path.stem)
-        except BadRecord as bad:
-            quarantined.append(quarantine(store, stage, path.stem, path, str(bad)))
-            continue
-        yield [{**data, "filename": str(path)}]
+def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in con.execute(f"DESCRIBE {relation}").fetchall()}
 
 
-def _checked_events(store: ArtifactStore, quarantined: list[QuarantinedRecord]) -> list[Path]:
-    """The runs' transcript event files that can be loaded. A bad one is quarantined with its
-    run's quality_metrics record, the stage that writes it, so that both are made again."""
-    columns = SOURCE_SCHEMAS["raw_transcript_events"]
-    good = []
-    for path in sorted((store.root / "runs").glob(f"*/{_QUALITY}/transcript_events.json")):
-        run_id = path.parents[1].name
-        try:
-            rows = read_checked(path)
-            if not isinstance(rows, list):
-                raise BadRecord(f"is a JSON {type(rows).__name__}, not a list of events")
-            for row in rows:
-                # Each event row is checked like a record (its run_id included).
-                if not isinstance(row, dict):
-                    raise BadRecord("an event is not a JSON object")
-                _check_event(row, columns, run_id)
-        except BadRecord as bad:
-            quarantined.append(quarantine(store, _QUALITY, run_id, path, str(bad)))
-            record = store.record_path(_QUALITY, run_id)
-            if os.path.lexists(record):
-                why = f"its transcript_events.json was quarantined ({bad})"
-                quarantined.append(quarantine(store, _QUALITY, run_id, record, why))
-            continue
-        good.append(path)
-    return good
+_META = ", ".join(columnar.META_COLUMNS)
 
 
-def _check_event(row: dict[str, Any], columns: dict[str, str], run_id: str) -> None:
-    if row.get("run_id") != run_id:
-        raise BadRecord(f"an event's run_id {row.get('run_id')!r} is not the run's {run_id!r}")
-    for column, sql_type in columns.items():
-        problem = type_problem(row.get(column), sql_type)
-        if problem:
-            raise BadRecord(f"an event's {column} ({sql_type}) is {problem}")
+def _reload(con: duckdb.DuckDBPyConnection, table: str, items: list[columnar.Part]) -> None:
+    """raw_<table> made anew from every part: each run's current rows."""
+    con.execute(
+        f"CREATE OR REPLACE TABLE raw_{table} AS SELECT * EXCLUDE ({_META}) "
+        f"FROM ({columnar.current_rows_sql(items)}) WHERE NOT _deleted"
+    )
+
+
+def _append(
+    con: duckdb.DuckDBPyConnection, table: str, items: list[columnar.Part], after: int
+) -> bool:
+    """Replace the rows of the runs the parts newer than `after` hold; False (nothing
+    changed) when a column's type differs from the table's: a full reload must decide it."""
+    newer = [p for p in items if p.last_seq > after]
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _new_rows AS {columnar.current_rows_sql(newer, after)}"
+    )
+    have = _columns(con, f"raw_{table}")
+    new = {c: t for c, t in _columns(con, "_new_rows").items() if c not in columnar.META_COLUMNS}
+    if any(c in have and have[c] != t for c, t in new.items()):
+        return False
+    for column, sql_type in new.items():
+        if column not in have:
+            quoted = '"' + column.replace('"', '""') + '"'
+            con.execute(f"ALTER TABLE raw_{table} ADD COLUMN {quoted} {sql_type}")
+    con.execute(f"DELETE FROM raw_{table} WHERE run_id IN (SELECT run_id FROM _new_rows)")
+    con.execute(
+        f"INSERT INTO raw_{table} BY NAME SELECT * EXCLUDE ({_META}) FROM _new_rows "
+        "WHERE NOT _deleted"
+    )
+    con.execute("CREATE OR REPLACE TEMP TABLE _new_runs AS SELECT DISTINCT run_id FROM _new_rows")
+    con.execute("DROP TABLE _new_rows")
+    return True
+
+
+def _load_records(
+    con: duckdb.DuckDBPyConnection,
+    store: ArtifactStore,
+    quarantined: list[QuarantinedRecord],
+    full: bool,
+    scan: bool = False,
+) -> tuple[list[str], set[str] | None]:
+    """Compact what changed into the columnar mirror, then bring the raw_* tables of the
+    per-run records up to date from its parts: only the newer parts' rows, unless `full`
+    (or this warehouse loaded another mirror, or none yet).
+
+    Returns the tables loaded and the runs whose rows changed (None: any may have, as
+    after a reload).
+    """
+    columnar.compact(store, SOURCE_SCHEMAS, scan=scan, quarantined=quarantined)
+    mirror = columnar.mirror_id(store.root)
+    loaded = _loaded_parts(con)
+    existing = _objects(con)
+    names = []
+    changed: set[str] | None = set()
+    with columnar.locked(store.root):  # no merge swaps parts while they are read
+        for table in columnar.tables(store.root):
+            items = columnar.parts(store.root, table)
+            last = items[-1].last_seq
+            mirror_was, seq_was = loaded.get(table, ("", 0))
+            fresh = full or mirror_was != mirror or f"raw_{table}" not in existing
+            if not fresh and last > seq_was and _append(con, table, items, seq_was):
+                if changed is not None:
+                    rows = con.execute("SELECT run_id FROM _new_runs").fetchall()
+                    changed |= {r[0] for r in rows}
+            elif fresh or last > seq_was:
+                _reload(con, table, items)
+                changed = None
+            con.execute(
+                f"INSERT OR REPLACE INTO {LOADED_PARTS} VALUES (?, ?, ?)", [table, mirror, last]
+            )
+            names.append(f"raw_{table}")
+    return names, changed
+
+
+@dataclass
+class SourceLoad:
+    names: list[str]
+    # Runs whose source rows changed; None when any may have (a reload, a new design).
+    changed_runs: set[str] | None
+
+
+def _designs_fingerprint(store: ArtifactStore) -> str:
+    """Changes when a design file is added, removed or rewritten."""
+    folder = store.root / "designs"
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    stamp = [(p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in files]
+    return hashlib.sha256(json.dumps(stamp).encode()).hexdigest()[:16]
 
 
 def _load_sources(
     con: duckdb.DuckDBPyConnection,
     store: ArtifactStore,
     quarantined: list[QuarantinedRecord] | None = None,
-) -> list[str]:
+    full: bool = False,
+    scan: bool = False,
+) -> SourceLoad:
     """Load the designs, reference tables and records; bad records are moved to the
-    quarantine and appended to `quarantined`. Returns the tables made."""
+    quarantine and appended to `quarantined`."""
     quarantined = [] if quarantined is None else quarantined
-    cells, runs = _design_frames(store.designs())
-    _create_source(con, "raw_design_cells", cells)
-    _create_source(con, "raw_design_runs", runs)
     names = ["raw_design_cells", "raw_design_runs"]
+    fingerprint = _designs_fingerprint(store)
+    loaded = _loaded_parts(con)
+    same_designs = not full and loaded.get("designs", ("", 0))[0] == fingerprint
+    if not same_designs or not set(names) <= set(_objects(con)):
+        cells, runs = _design_frames(store.designs())
+        _create_source(con, "raw_design_cells", cells)
+        _create_source(con, "raw_design_runs", runs)
+        con.execute(
+            f"INSERT OR REPLACE INTO {LOADED_PARTS} VALUES ('designs', ?, 0)", [fingerprint]
+        )
+        same_designs = False
     # Constants the models join to (t quantiles, the axis catalogue): see reference.py.
     for ref_name, ref_frame in reference_tables().items():
         con.register("_ref_frame", ref_frame)
@@ -312,27 +346,14 @@ def _load_sources(
     # The bot accuracy benchmark's published files (not per-run records): accuracy.py.
     load_bot_accuracy(con, store.root)
     names.append(ACCURACY_TABLE)
-    with tempfile.TemporaryDirectory(prefix="bench-sources-") as scratch:
-        # Per-run tables of many rows (not one record): the transcripts' normalized events.
-        # Checked first: a bad one sends its run's quality record to quarantine too.
-        events = _checked_events(store, quarantined)
-        if any(p.stat().st_size > 3 for p in events):  # "[]\n" is an empty table
-            scratch_file = Path(scratch) / "raw_transcript_events.ndjson"
-            rows = (json.loads(p.read_bytes()) for p in events)
-            if _load_json_files(con, "raw_transcript_events", rows, scratch_file):
-                names.append("raw_transcript_events")
-        for stage in store.stages():
-            table = f"raw_{stage}"
-            scratch_file = Path(scratch) / f"{table}.ndjson"
-            records = _checked_records(store, stage, quarantined)
-            if _load_json_files(con, table, records, scratch_file):
-                names.append(table)  # else every record was bad: as if none existed
+    records, changed = _load_records(con, store, quarantined, full, scan)
+    names += records
     for table, columns in SOURCE_SCHEMAS.items():
         if table not in names:  # a stage no run has reached yet: an empty table
             cols = ", ".join(f'"{c}" {t}' for c, t in columns.items())
             con.execute(f"CREATE OR REPLACE TABLE {table} ({cols})")
             names.append(table)
-    return names
+    return SourceLoad(names, changed if same_designs else None)
 
 
 def _objects(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -343,11 +364,85 @@ def _objects(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return {name: "view" if kind == "VIEW" else "table" for name, kind in rows}
 
 
-def _create_model(con: duckdb.DuckDBPyConnection, model: SqlModel, existing: str | None) -> None:
+def _model_hash(model: SqlModel) -> str:
+    return hashlib.sha256(f"{model.materialized}\n{model.sql}".encode()).hexdigest()[:16]
+
+
+def _create_model(
+    con: duckdb.DuckDBPyConnection,
+    model: SqlModel,
+    existing: str | None,
+    changed_runs: set[str] | None,
+    per_run: set[str],
+) -> str:
+    """Create the model, or for an incremental one whose SQL is the one that built it,
+    recompute just the changed runs' rows. Returns "full" or "incremental"."""
+    built_by = _loaded_parts(con).get(f"model:{model.name}", ("", 0))[0]
+    if (
+        model.incremental
+        and changed_runs is not None
+        and existing == "table"
+        and built_by == _model_hash(model)
+    ):
+        try:
+            _update_runs(con, model, changed_runs, per_run)
+            return "incremental"
+        except duckdb.Error:
+            pass  # its columns changed with its sources': built in full below
     kind = "VIEW" if model.materialized == "view" else "TABLE"
     if existing and existing != model.materialized:  # its header switched table <-> view
         con.execute(f'DROP {"VIEW" if existing == "view" else "TABLE"} "{model.name}"')
     con.execute(f"CREATE OR REPLACE {kind} {model.name} AS {model.sql}")
+    con.execute(
+        f"INSERT OR REPLACE INTO {LOADED_PARTS} VALUES (?, ?, 0)",
+        [f"model:{model.name}", _model_hash(model)],
+    )
+    return "full"
+
+
+def _per_run_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The sources that hold rows of runs (a run_id column): what an incremental model's
+    slice is cut from. The design's cells are shared by runs, so never sliced."""
+    rows = con.execute(
+        "SELECT DISTINCT table_name FROM information_schema.columns WHERE table_schema = 'main' "
+        "AND column_name = 'run_id' AND table_name LIKE 'raw\\_%' ESCAPE '\\'"
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+@contextmanager
+def _sliced(con: duckdb.DuckDBPyConnection, tables: Collection[str], runs: Collection[str]):
+    """Within the block, each of `tables` reads as just the rows of `runs`: a temporary view
+    of the same name shadows it (DuckDB finds temporary objects first), so every view and
+    query that names the table sees the slice."""
+    database = con.execute("SELECT current_database()").fetchone()[0]
+    con.execute("CREATE OR REPLACE TEMP TABLE _changed_runs (run_id VARCHAR)")
+    if runs:
+        con.executemany("INSERT INTO _changed_runs VALUES (?)", [[r] for r in sorted(runs)])
+    shadowed = []
+    try:
+        for table in sorted(tables):
+            con.execute(
+                f'CREATE TEMP VIEW "{table}" AS SELECT * FROM "{database}".main."{table}" '
+                "WHERE run_id IN (SELECT run_id FROM _changed_runs)"
+            )
+            shadowed.append(table)
+        yield
+    finally:
+        for table in shadowed:
+            con.execute(f'DROP VIEW temp.main."{table}"')
+
+
+def _update_runs(
+    con: duckdb.DuckDBPyConnection, model: SqlModel, runs: set[str], per_run: set[str]
+) -> None:
+    """Recompute `model`'s rows of `runs`: its own SQL over those runs' slice of the per-run
+    tables (see _sliced), then those rows replace the model's rows of the same runs."""
+    with _sliced(con, per_run, runs):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _model_rows AS {model.sql}")
+    con.execute(f"DELETE FROM {model.name} WHERE run_id IN (SELECT run_id FROM _changed_runs)")
+    con.execute(f"INSERT INTO {model.name} BY NAME SELECT * FROM _model_rows")
+    con.execute("DROP TABLE _model_rows")
 
 
 def build_warehouse(
@@ -357,6 +452,8 @@ def build_warehouse(
     models: Collection[str] | None = None,
     sources: bool = True,
     tests: Collection[DataTest] = (),
+    full: bool = False,
+    scan: bool = False,
 ) -> WarehouseBuild:
     """Reload the sources and rebuild the SQL models, test them, then swap the file in.
 
@@ -369,6 +466,12 @@ def build_warehouse(
     view, which reads what changed at query time) run on the copy before the swap: one that
     fails raises BlockingTestFailure and the old warehouse stays live, every table of it.
     `tests` are more tests to run on the copy (their results are in `test_results`).
+
+    Records are read through the columnar mirror (columnar.py): an update reads the files
+    the stages noted as changed and loads only their rows, and recomputes only those runs'
+    rows of the incremental models. `full=True` (`bench warehouse rebuild`) reloads every
+    raw table from all parts and builds every model in full; `scan=True` also lists every
+    record file to catch ones written without a note (by hand, by an older version).
     """
     started = time.monotonic()
     every = load_models(models_dir)
@@ -386,20 +489,34 @@ def build_warehouse(
         gate = [t for m in every if m.name in rebuilt for t in m.tests if t.blocking]
         to_run = list({(t.model, t.name): t for t in [*gate, *tests]}.values())
         if sources or "raw_design_runs" not in existing:  # a first build needs its sources
-            for name in _load_sources(con, store, summary.quarantined):
+            load = _load_sources(con, store, summary.quarantined, full=full, scan=scan)
+            changed_runs = load.changed_runs
+            for name in load.names:
                 rows = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
                 summary.tables.append(TableSummary(name, "source", rows))
+            summary.changed_runs = None if changed_runs is None else len(changed_runs)
+        else:
+            changed_runs = None  # the models' code changed: every row may
         for name, schema in MART_SCHEMAS.items():
             if name not in existing:  # analysts' queries work before the first analysis
                 cols = ", ".join(f'"{c}" {t}' for c, t in schema.items())
                 con.execute(f'CREATE TABLE "{name}" ({cols})')
         if models is None:
             _drop_orphans(con, existing, {m.name for m in every})
+        per_run = _per_run_tables(con)
         for model in chosen:
-            _create_model(con, model, existing.get(model.name))
+            how = _create_model(con, model, existing.get(model.name), changed_runs, per_run)
+            if how == "incremental":
+                summary.incremental.append(model.name)
             rows = con.execute(f"SELECT count(*) FROM {model.name}").fetchone()[0]
             summary.tables.append(TableSummary(model.name, model.materialized, rows))
-        summary.test_results = run_data_tests(con, to_run)
+        # The tests of a model updated for some runs look at those runs' rows: the rest
+        # passed them when it was built. A full build tests every row.
+        sliced = [t for t in to_run if t.model in summary.incremental]
+        summary.test_results = run_data_tests(con, [t for t in to_run if t not in sliced])
+        if sliced:
+            with _sliced(con, per_run | set(summary.incremental), changed_runs or ()):
+                summary.test_results += run_data_tests(con, sliced)
         failed = [r for r in summary.test_results if r.test.blocking and not r.passed]
         if failed:  # raised inside `updating`: the copy is thrown away, nothing is swapped
             raise BlockingTestFailure(failed, summary)

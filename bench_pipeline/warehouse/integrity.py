@@ -28,6 +28,7 @@ from typing import Any
 from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_json
 
 QUARANTINE = "quarantine"
+EVENTS_FILE = "transcript_events.json"  # the quality stage's events: a table of their own
 # Far larger than any stage writes (a few kB); a bigger file is not a record.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 # The warehouse infers an integer column's width from the data, so INTEGER takes what
@@ -159,6 +160,8 @@ def quarantine(
     tail = path.suffix if path.stem == run_id else f".{path.name}"
     target = folder / f"{run_id}.{stamp}{tail}"
     os.replace(path, target)  # same file system: a rename, atomic
+    # The warehouse's next update drops the run's rows (the events file is its own table).
+    store.note_change("transcript_events" if path.name == EVENTS_FILE else stage, run_id)
     entry = QuarantinedRecord(run_id, stage, str(path), reason, str(target))
     reason_file = target.with_name(target.name + ".reason.json")
     atomic_write_json(reason_file, {**asdict(entry), "quarantined_at": stamp})

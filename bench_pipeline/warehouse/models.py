@@ -6,10 +6,14 @@ takes to add a model. A header comment picks how it is materialized:
     -- materialized: view          (default: table)
     -- description: one line shown in the UI and the docs
     -- test: unique(run_id) blocking   (any number of these: see datatests.py)
+    -- incremental: run_id          (a table whose rows of a run depend on that run's
+                                     source rows alone: an update recomputes just the
+                                     runs that changed; see build.py)
 """
 
 from __future__ import annotations
 
+import functools
 import graphlib
 import re
 from dataclasses import dataclass
@@ -21,7 +25,9 @@ from sqlglot import exp
 from bench_pipeline.warehouse import datatests
 from bench_pipeline.warehouse.datatests import DataTest
 
-_HEADER = re.compile(r"^\s*--\s*(materialized|description)\s*:\s*(.+?)\s*$", re.MULTILINE)
+_HEADER = re.compile(
+    r"^\s*--\s*(materialized|description|incremental)\s*:\s*(.+?)\s*$", re.MULTILINE
+)
 
 
 class SqlModelError(ValueError):
@@ -37,12 +43,17 @@ class SqlModel:
     description: str
     references: frozenset[str]  # every table name the query reads (models and sources)
     tests: tuple[DataTest, ...] = ()  # the `-- test:` lines of the header, in file order
+    # "run_id" when an update may recompute only the changed runs' rows (tables only)
+    incremental: str | None = None
 
     def deps(self, model_names: set[str]) -> set[str]:
         return {ref for ref in self.references if ref in model_names and ref != self.name}
 
 
+@functools.lru_cache(maxsize=256)
 def _references(sql: str, path: Path) -> frozenset[str]:
+    # Cached: parsing every model takes about half a second, and a warehouse update
+    # loads the models each time.
     try:
         statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
     except sqlglot.errors.ParseError as err:
@@ -273,7 +284,13 @@ def load_model(path: Path) -> SqlModel:
     materialized = header.get("materialized", "table").lower()
     if materialized not in {"table", "view"}:
         raise SqlModelError(f"{path}: materialized must be table or view, not {materialized!r}")
+    incremental = header.get("incremental")
+    if incremental is not None and (incremental != "run_id" or materialized != "table"):
+        raise SqlModelError(
+            f"{path}: incremental is only for tables, by run_id (got {incremental!r})"
+        )
     return SqlModel(
+        incremental=incremental,
         name=path.stem,
         path=path,
         sql=sql.strip().rstrip(";"),

@@ -213,6 +213,7 @@ def _write_transcript(store: ArtifactStore, run_id: str) -> None:
     path = store.run_dir(run_id, "quality_metrics") / "transcript_events.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(events))
+    store.note_change("transcript_events", run_id)
 
 
 def expected_runs(runs: pd.DataFrame) -> pd.DataFrame:
