@@ -221,12 +221,180 @@ def sql(
     out.print(table)
 
 
+SHELL_BANNER = """\
+Warehouse {path}, opened read-only: nobody is locked out, the pipeline included.
+  con     a read-only DuckDB connection to it     duckdb  the duckdb module
+Query it:  con.sql("select run_id, status, score from fct_runs limit 5").show()
+Tables:    con.sql("show tables").show()      To pandas: con.sql("...").df()
+Ctrl-D leaves. A warehouse the pipeline swapped in since shows after you reconnect
+(close first: DuckDB hands an open file's connection back):
+  con.close(); con = duckdb.connect("{path}", read_only=True)"""
+
+
+@app.command(
+    help="Open the warehouse read-only for exploring: the duckdb command-line tool when one is "
+    "on PATH, else a Python prompt with a read-only connection `con`. Read-only connections "
+    "never lock out `bench sql`, other analysts or the pipeline."
+    "\n\n"
+    f"Warehouse: {settings.warehouse_path()} (set BENCH_WAREHOUSE or BENCH_DATA_DIR to move it)."
+)
+def shell(
+    db: Annotated[Path | None, typer.Option(help="Warehouse file (default: see above).")] = None,
+    python: Annotated[
+        bool, typer.Option("--python", help="A Python prompt even when duckdb is on PATH.")
+    ] = False,
+) -> None:
+    import code
+    import shutil
+
+    from bench_pipeline.warehouse.build import WarehouseLockedError, connect_read_only
+
+    path = db or settings.warehouse_path()
+    if not path.is_file():  # the words of `bench sql` (warehouse.build.query)
+        raise _fail(f"no warehouse at {path}: run `make run` (or `bench run`) first")
+    path = path.resolve()
+    try:
+        # Opened here for the duckdb tool too: a locked file then gets our advice, not
+        # the tool's bare lock error.
+        con = connect_read_only(path, sandboxed=False)
+    except WarehouseLockedError as error:
+        raise _fail(str(error)) from None
+    duckdb_tool = None if python else shutil.which("duckdb")
+    if duckdb_tool is not None:
+        con.close()
+        os.execv(duckdb_tool, [duckdb_tool, "-readonly", str(path)])
+    import duckdb
+
+    if sys.stdin.isatty():
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing and history at the prompt)
+    try:
+        code.interact(
+            banner=SHELL_BANNER.format(path=path),
+            local={"con": con, "duckdb": duckdb},
+            exitmsg="",
+        )
+    finally:
+        con.close()
+
+
+# Seconds `dagster dev` gets to stop its webserver, daemon and code servers after a stop
+# signal before `bench ui` kills what is left (it usually needs a few).
+UI_STOP_GRACE_S = 40.0
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _live_group_members(pgid: int) -> list[int]:
+    """The processes of group `pgid` that still run (zombies, already dead, are left out)."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # no /proc: all we can ask is whether the group still exists
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        return [pgid]
+    members = []
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            # After the command's closing parenthesis: state, ppid, pgrp, ...
+            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue  # the process ended while we read
+        if int(group) == pgid and state != "Z":
+            members.append(int(stat.parent.name))
+    return members
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)
+
+
+def _wait_group_gone(pgid: int, deadline: float) -> bool:
+    while _live_group_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def _run_until_stopped(command: list[str], cwd: Path) -> int:
+    """Run `command` in a process group of its own until it exits or a stop signal comes.
+
+    A stop signal (SIGINT, SIGTERM, SIGHUP) reaches the whole group as a SIGINT, which is
+    what Ctrl-C on `dagster dev` in a terminal does and what it shuts down cleanly on. Why
+    not exec `dagster dev`: a background job inherits SIGINT ignored, and `dagster dev`
+    then ignores SIGTERM too (it gives SIGTERM the handler SIGINT has). Our handlers reset
+    to the default on exec, so the children take SIGINT again. What is still alive
+    UI_STOP_GRACE_S later, or at a second stop signal, is killed. Returns the exit code.
+    """
+    child: subprocess.Popen[bytes] | None = None
+    stop: dict[str, Any] = {"signals": [], "at": None, "forwarded": False}
+
+    def forward() -> None:
+        assert child is not None
+        if not stop["forwarded"]:
+            stop["forwarded"] = True
+            _signal_group(child.pid, signal.SIGINT)
+        elif len(stop["signals"]) > 1:  # asked twice: stop at once
+            _signal_group(child.pid, signal.SIGKILL)
+
+    def on_stop(signum: int, _frame: object) -> None:
+        stop["signals"].append(signum)
+        stop["at"] = stop["at"] or time.monotonic()
+        if child is not None:
+            forward()
+
+    for signum in _STOP_SIGNALS:
+        if signum == signal.SIGHUP and signal.getsignal(signum) == signal.SIG_IGN:
+            continue  # started under nohup: keep running when the terminal goes
+        signal.signal(signum, on_stop)
+    # Its own group: a stop reaches dagster dev's children too, and never the shell that
+    # started us (a non-interactive shell's background jobs share its group).
+    child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, process_group=0)
+    if stop["signals"]:  # a signal came while it was starting
+        forward()
+    announced = killed = False
+    while True:
+        try:
+            code = child.wait(timeout=0.5)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if stop["at"] is None:
+            continue
+        if not announced:
+            announced = True
+            name = signal.Signals(stop["signals"][0]).name
+            err.print(f"[cyan]•[/] {name}: stopping the Dagster UI (a second signal kills it)")
+        if not killed and time.monotonic() - stop["at"] > UI_STOP_GRACE_S:
+            err.print(f"[yellow]dagster dev did not stop in {UI_STOP_GRACE_S:.0f} s: killing it")
+            _signal_group(child.pid, signal.SIGKILL)
+            killed = True
+    # dagster dev is gone; a child it left behind (a code server, a run worker) is not.
+    if not _wait_group_gone(child.pid, time.monotonic() + 5):
+        _signal_group(child.pid, signal.SIGTERM)
+        if not _wait_group_gone(child.pid, time.monotonic() + 5):
+            _signal_group(child.pid, signal.SIGKILL)
+            _wait_group_gone(child.pid, time.monotonic() + 5)
+    if killed or len(stop["signals"]) > 1:
+        return 1
+    if code < 0:  # killed by a signal someone sent it directly
+        return 128 - code
+    return code
+
+
 @app.command()
 def ui(
     port: Annotated[int, typer.Option(help="Port of the web UI.")] = 3000,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
-    """Open the Dagster UI (dagster dev) on this project."""
+    """Open the Dagster UI (dagster dev) on this project. Ctrl-C, or kill -INT / -TERM of
+    its PID, stops it and every process it started."""
+    # Stop on SIGINT and SIGTERM while getting ready too, also as a background job, which
+    # inherits SIGINT ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     home = _ensure_dagster_home()
     for line in _fit_pools():
         out.print(f"pool {line}")
@@ -238,10 +406,10 @@ def ui(
         start_up(instance, lambda m: err.print(f"[cyan]•[/] {escape(m)}"))
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(settings.project_root() / "workspace.yaml")]
-    out.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home})")
-    os.chdir(settings.project_root())
-    # Replace this process: Ctrl-C and signals then reach `dagster dev` directly.
-    os.execv(str(dagster), [*command, "-h", host, "-p", str(port)])
+    out.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home}); Ctrl-C stops it")
+    raise typer.Exit(
+        _run_until_stopped([*command, "-h", host, "-p", str(port)], settings.project_root())
+    )
 
 
 @app.command(

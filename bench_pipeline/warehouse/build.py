@@ -574,22 +574,61 @@ SANDBOXED_READ_CONFIG: dict[str, str | bool] = {
 
 
 class WarehouseLockedError(RuntimeError):
-    """Another process holds the warehouse file open for writing."""
+    """Another process holds the warehouse file open read-write, which DuckDB lets no other
+    process, reader or writer, share. The message says who and what to do about it."""
+
+    def __init__(self, db_path: Path, pid: int | None, command: str | None) -> None:
+        self.db_path, self.pid, self.command = db_path, pid, command
+        if pid is None:
+            who = "another process"
+        else:
+            who = f"process {pid}" + (f" ({command})" if command else "")
+        super().__init__(
+            f"the warehouse {db_path} is locked: {who} has it open read-write, and DuckDB then "
+            "lets no other process read it.\n"
+            "That is usually an analyst's notebook or shell that opened it with a plain "
+            "duckdb.connect(path): the pipeline's own writers never hold the live file (they "
+            "build a copy and swap it in).\n"
+            "What to do: in that process, close the connection and reconnect read-only, "
+            f'duckdb.connect("{db_path.resolve()}", read_only=True), or use `bench shell` or '
+            "`bench sql`, which never lock anyone out; then try again."
+        )
 
 
-def _connect_read_only(db_path: Path) -> duckdb.DuckDBPyConnection:
+def _lock_holder_command(pid: int) -> str | None:
+    """The command line of `pid` when /proc shows it (not in another PID namespace)."""
     try:
-        return duckdb.connect(str(db_path), read_only=True, config=SANDBOXED_READ_CONFIG)
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    command = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    return command if len(command) <= 200 else command[:199] + "…"
+
+
+def _connect_read_only(
+    db_path: Path, config: Mapping[str, str | bool] = SANDBOXED_READ_CONFIG
+) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(db_path), read_only=True, config=dict(config))
     except duckdb.IOException as err:
         text = str(err)
         if "Conflicting lock" not in text:
             raise
-        holder = re.search(r"\(PID (\d+)\)", text)
-        who = f"process {holder.group(1)}" if holder else "another process"
-        raise WarehouseLockedError(
-            f"the warehouse {db_path} is locked: {who} has it open for writing; "
-            "try again when it is done"
-        ) from None
+        # DuckDB says: 'Conflicting lock is held in /usr/bin/python3.11 (PID 1234)'.
+        holder = re.search(r"held in (.*?) \(PID (\d+)\)", text)
+        if holder is None:
+            raise WarehouseLockedError(db_path, None, None) from None
+        pid = int(holder.group(2))
+        command = _lock_holder_command(pid) or holder.group(1)
+        raise WarehouseLockedError(db_path, pid, command) from None
+
+
+def connect_read_only(db_path: Path, *, sandboxed: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse read-only, which never locks out another reader nor the pipeline
+    (it swaps in a new file). `sandboxed` also refuses file, network and extension access
+    (for SQL from elsewhere); an analyst's own prompt does without. Raises
+    WarehouseLockedError, with advice, when a process holds the file read-write."""
+    return _connect_read_only(db_path, SANDBOXED_READ_CONFIG if sandboxed else {})
 
 
 def query(
