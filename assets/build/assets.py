@@ -1,9 +1,11 @@
 """Stage 3: install and build what each agent wrote, inside the sandbox."""
 
+from typing import Any
+
 import dagster as dg
 
 from assets.generation import agent_generation
-from assets.metadata import markdown_table
+from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, one_record, specs
 from assets.sweeps.automation import per_run_stage
@@ -41,7 +43,7 @@ def sandboxed_build(
 ) -> dg.MaterializeResult:
     store = artifact_store.store()
     box = sandbox.sandbox()
-    rows = []
+    per_run: dict[str, dict[str, Any]] = {}
     missing: list[str] = []
     for run_id in context.partition_keys:
         try:
@@ -64,28 +66,39 @@ def sandboxed_build(
             record.pop("log", None)
             store.write_record(STAGE, run_id, record)
         context.log.info(f"{run_id}: {record['message']}")
-        rows.append(
-            {
-                "run": run_id,
-                "build_ok": record["build_ok"],
-                "kind": record["kind"],
-                "entry": record.get("entry_point"),
-                "bytes": record.get("output_bytes"),
-                "seconds": record.get("duration_s"),
-                # Connections of the install step the egress proxy refused (see build.log).
-                "egress_refused": record.get("egress_refused"),
-            }
-        )
+        per_run[run_id] = run_metadata(record)
     if missing:
         # Fail the step after the other runs went through: their outputs are stored, and a
         # retry reuses them (agent runs are never redone), so only the broken ones remain.
         raise dg.Failure(description="\n".join(missing), allow_retries=False)
-    metadata = {
-        "runs": len(rows),
-        "build_ok": sum(1 for r in rows if r["build_ok"]),
-        "build_failed": sum(1 for r in rows if not r["build_ok"]),
-        "builds": markdown_table(rows, 50),
-    }
-    return dg.MaterializeResult(
-        metadata=metadata, check_results=check_step(store, STAGE, context.partition_keys, CHECKS)
+    rows = [
+        {"run": r, **{k: m[k] for k in ("build_ok", "kind", "entry_point", "output_bytes")}}
+        for r, m in per_run.items()
+    ]
+    ok = sum(1 for r in rows if r["build_ok"])
+    log_step_summary(context, f"sandboxed_build: {ok} of {len(rows)} runs built", rows)
+    return run_result(
+        context,
+        store,
+        STAGE,
+        per_run,
+        check_results=check_step(store, STAGE, context.partition_keys, CHECKS),
     )
+
+
+def run_metadata(record: dict[str, Any]) -> dict[str, Any]:
+    """What one run's partition shows: whether it built, what it is, and why not."""
+    log = record.get("log_path")
+    return {
+        "build_ok": record.get("build_ok"),
+        "kind": record.get("kind"),
+        "message": record.get("message"),
+        "entry_point": record.get("entry_point"),
+        "output_bytes": record.get("output_bytes"),
+        "duration_s": record.get("duration_s"),
+        "failed_step": record.get("failed_step"),
+        "timed_out": record.get("timed_out"),
+        # Connections of the install step the egress proxy refused (see build.log).
+        "egress_refused": record.get("egress_refused"),
+        "log": dg.MetadataValue.path(str(log)) if log else None,
+    }

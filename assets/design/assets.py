@@ -1,11 +1,18 @@
 """Stage 1: the experiment design and the per-run specs every later stage reads."""
 
+import time
+
 import dagster as dg
 from pydantic import Field
 
-from assets.metadata import markdown_table
+from assets.metadata import log_step_summary, markdown_table, run_result
 from assets.partitions import run_partitions
-from assets.sweeps.launch import launch_backfill, partitions_in_flight
+from assets.sweeps.launch import (
+    launch_backfill,
+    partitions_in_flight,
+    project_asset_graph,
+    register_runs,
+)
 from bench_pipeline import settings
 from bench_pipeline.design import DesignError, design_experiment, find_experiment, load_experiment
 from bench_pipeline.orchestration import pending_runs
@@ -63,11 +70,8 @@ def experiment_design(
         {**design.to_json_dict(), "models": models, "baselines": experiment.baseline_config()}
     )
 
-    known = set(context.instance.get_dynamic_partitions(run_partitions.name))
-    new_runs = [r.run_id for r in design.runs if r.run_id not in known]
     # The design file is written first so that a partition never exists without its run.
-    if new_runs:
-        context.instance.add_dynamic_partitions(run_partitions.name, new_runs)
+    new_runs = register_runs(context.instance, run_partitions.name, [r.run_id for r in design.runs])
     context.log.info(
         f"{experiment.name}: {len(design.cells)} cells, {len(design.runs)} runs, "
         f"{len(new_runs)} new partitions"
@@ -97,24 +101,56 @@ def experiment_design(
 
 
 def _launch(context: dg.AssetExecutionContext, design) -> dict:
-    """Backfill the runs that have not been through every stage and are not in flight."""
+    """Backfill the runs that have not been through every stage and are not in flight.
+
+    Exactly once, even when two sweep runs of the experiment execute at the same time:
+    `launch_backfill` lets the instance's storage pick one; the other run succeeds and says
+    which backfill already launched its runs.
+    """
     instance = context.instance
+    planned_at = time.time()
     done = instance.get_materialized_partitions(
         dg.AssetKey("bot_evaluation")
     ) & instance.get_materialized_partitions(dg.AssetKey("quality_metrics"))
     busy = partitions_in_flight(instance)
-    todo = pending_runs(design, done | busy)
+    incomplete = pending_runs(design, done)
+    todo = pending_runs(design, done | busy.keys())
+    held = sorted({busy[r] for r in incomplete.run_ids if r in busy})
+    held_by: dict[str, object] = {"in_flight_runs": len(incomplete.run_ids) - len(todo.run_ids)}
+    if held:
+        held_by["in_flight_backfills"] = dg.MetadataValue.json(held)
     if not todo:
-        context.log.info(f"nothing to launch: {todo.describe()} and complete or in flight")
-        return {"launched_runs": 0}
-    backfill_id = launch_backfill(context, todo.run_ids, design.experiment)
-    context.log.info(f"launched backfill {backfill_id}: {todo.describe()}")
-    return {
-        "launched_runs": len(todo.run_ids),
-        "backfill_id": backfill_id,
-        "backfill": dg.MetadataValue.url(f"/runs/b/{backfill_id}"),
-        "launched_by_model": dg.MetadataValue.json(todo.by_model),
+        if held:
+            message = (
+                f"backfill{'s' * (len(held) > 1)} {', '.join(held)} already launched these "
+                f"{len(incomplete.run_ids)} runs; launched nothing"
+            )
+        else:
+            message = f"nothing to launch: all {incomplete.total_runs} runs are complete"
+        context.log.info(message)
+        links = {"backfill": dg.MetadataValue.url(f"/runs/b/{held[0]}")} if len(held) == 1 else {}
+        return {"launched_runs": 0, "launch": message, **held_by, **links}
+    launch = launch_backfill(
+        instance,
+        project_asset_graph(context),
+        todo.run_ids,
+        design.experiment,
+        launched_by=context.run.run_id,
+        job_name=context.job_name,
+        planned_at=planned_at,
+    )
+    message = launch.describe(len(todo.run_ids))
+    context.log.info(f"{message} ({todo.describe()})")
+    launched = {
+        "launched_runs": len(todo.run_ids) if launch.launched else 0,
+        "launch": message,
+        "backfill_id": launch.backfill_id,
+        "backfill": dg.MetadataValue.url(f"/runs/b/{launch.backfill_id}"),
+        **held_by,
     }
+    if launch.launched:
+        launched["launched_by_model"] = dg.MetadataValue.json(todo.by_model)
+    return launched
 
 
 @dg.asset(
@@ -134,10 +170,32 @@ def run_spec(
     specs = [build_run_spec(store, run_id) for run_id in context.partition_keys]
     for spec in specs:
         store.write_record(RUN_SPEC_STAGE, spec["run_id"], spec)
-    return dg.MaterializeResult(
-        metadata={
-            "runs": len(specs),
-            "models": dg.MetadataValue.json(sorted({s["model"] for s in specs})),
-            "first_run": specs[0]["run_id"] if specs else "",
-        }
+    shown = (
+        "experiment",
+        "cell_id",
+        "repeat",
+        "seed",
+        "agent",
+        "model",
+        "provider",
+        "input_usd_per_mtok",
+        "output_usd_per_mtok",
+    )
+    log_step_summary(
+        context,
+        f"run_spec: {len(specs)} runs",
+        [{k: s[k] for k in ("run_id", "cell_id", "model")} for s in specs],
+    )
+    # Each run's partition shows its own spec (prices included), not the step's.
+    return run_result(
+        context,
+        store,
+        RUN_SPEC_STAGE,
+        {
+            s["run_id"]: {
+                **{k: s.get(k) for k in shown},
+                "config": dg.MetadataValue.json(s["config"]),
+            }
+            for s in specs
+        },
     )

@@ -7,7 +7,7 @@ import dagster as dg
 
 from assets.build import sandboxed_build
 from assets.design import run_spec
-from assets.metadata import markdown_table
+from assets.metadata import log_step_summary, run_result, verdicts_table
 from assets.partitions import run_partitions
 from assets.stage_checks import (
     check_step,
@@ -113,43 +113,40 @@ def bot_evaluation(
             + f" ({len(records)} other run(s) of this step were evaluated and recorded)",
             allow_retries=True,
         )
-    for run_id, record in zip(run_ids, records, strict=True):
-        context.log.info(f"{run_id}: gameplay score {record['gameplay_score']}")
-    metadata: dict[str, Any] = {
-        "runs": len(records),
-        "mean_gameplay_score": round(sum(r["gameplay_score"] for r in records) / len(records), 2),
-        "scores": markdown_table(
-            [
-                {
-                    "run": r,
-                    "score": rec["gameplay_score"],
-                    "pass": rec["passed"],
-                    "fail": rec["failed"],
-                }
-                for r, rec in zip(run_ids, records, strict=True)
-            ],
-            50,
-        ),
-    }
-    if len(records) == 1:
-        record = records[0]
-        rows = [
-            {"test": t, "verdict": record["tests"][t], "why": record["why"][t]} for t in TEST_IDS
-        ]
-        metadata.update(
-            {
-                "gameplay_score": record["gameplay_score"],
-                "passed": record["passed"],
-                "failed": record["failed"],
-                "inconclusive": record["inconclusive"],
-                "renderer": record["renderer"],
-                "start": str(record["start"]),
-                "duration_s": record["duration_s"],
-                "verdicts": markdown_table(rows, 16),
-                "evidence": dg.MetadataValue.path(str(record["artifacts_dir"])),
-            }
-        )
-    return dg.MaterializeResult(
-        metadata=metadata,
-        check_results=check_step(store, "bot_evaluation", context.partition_keys, CHECKS),
+    by_run = dict(zip(run_ids, records, strict=True))
+    rows = [
+        {"run": r, **{k: rec[k] for k in ("gameplay_score", "passed", "failed", "inconclusive")}}
+        for r, rec in by_run.items()
+    ]
+    mean = sum(r["gameplay_score"] for r in rows) / len(rows)
+    log_step_summary(
+        context, f"bot_evaluation: {len(rows)} runs, mean gameplay score {mean:.2f}", rows
     )
+    for run_id, record in by_run.items():
+        context.log.info(f"{run_id}: gameplay score {record['gameplay_score']}")
+    return run_result(
+        context,
+        store,
+        STAGE,
+        {run_id: run_metadata(record) for run_id, record in by_run.items()},
+        check_results=check_step(store, STAGE, context.partition_keys, CHECKS),
+    )
+
+
+def run_metadata(record: dict[str, Any]) -> dict[str, Any]:
+    """What one run's partition shows: its sixteen verdicts (with the bot's reasons), the
+    counts, the gameplay score and the bot version that judged it."""
+    return {
+        "gameplay_score": record["gameplay_score"],
+        "passed": record["passed"],
+        "failed": record["failed"],
+        "inconclusive": record["inconclusive"],
+        "verdicts": verdicts_table(record["tests"], record.get("why") or {}, TEST_IDS),
+        "bot_version": record["bot_version"],
+        "renderer": record["renderer"],
+        "start": str(record["start"]),
+        "duration_s": record["duration_s"],
+        "evidence": dg.MetadataValue.path(record["artifacts_dir"])
+        if record.get("artifacts_dir")
+        else None,
+    }

@@ -1,9 +1,12 @@
 """Stage 2: an agent builds Tetris for each run. The expensive stage: never redone silently."""
 
+from pathlib import Path
+from typing import Any
+
 import dagster as dg
 
 from assets.design import run_spec
-from assets.metadata import markdown_table
+from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, cost_non_negative, one_record, specs
 from bench_pipeline.agents.base import AgentSetupError
@@ -49,7 +52,7 @@ def agent_generation(
 ) -> dg.MaterializeResult:
     store = artifact_store.store()
     box = sandbox.sandbox()
-    rows = []
+    per_run: dict[str, dict[str, Any]] = {}
     setup_errors: list[str] = []
     transient: list[str] = []
     for run_id in context.partition_keys:
@@ -72,39 +75,15 @@ def agent_generation(
         except Exception as exc:  # one bad run must not fail the others of its chunk
             message = f"run {run_id}: agent_generation failed: {type(exc).__name__}: {exc}"
             context.log.error(message)
-            record_failure(spec, store, message)
-            rows.append(
-                {
-                    "run": run_id,
-                    "status": "error",
-                    "reused": False,
-                    "cost_usd": None,
-                    "tokens_in": None,
-                    "tokens_out": None,
-                    "turns": None,
-                    "files": 0,
-                }
-            )
+            record = record_failure(spec, store, message)
+            per_run[run_id] = run_metadata(record, False, store.run_dir(run_id, STAGE))
             continue
         record = result.record
         if record.get("retryable"):
             transient.append(f"{run_id}: {record['message']}")
         verb = "reused" if result.reused else record["status"]
         context.log.info(f"{run_id}: {verb}: {record['message']}")
-        rows.append(
-            {
-                "run": run_id,
-                "status": record["status"],
-                "reused": result.reused,
-                "cost_usd": record.get("cost_usd"),
-                "tokens_in": record.get("input_tokens"),
-                "tokens_out": record.get("output_tokens"),
-                "turns": record.get("turns"),
-                "files": record.get("files"),
-                # Connections the sandbox's egress proxy refused (details.egress lists them).
-                "egress_refused": egress_refused(record),
-            }
-        )
+        per_run[run_id] = run_metadata(record, result.reused, store.run_dir(run_id, STAGE))
     if setup_errors:
         # Fail the step after the other runs went through: their outputs are stored, and a
         # retry reuses them (agent runs are never redone), so only the broken ones remain.
@@ -120,20 +99,51 @@ def agent_generation(
         wait = backoff_seconds(context.retry_number, config.retry_base_delay_s)
         context.log.warning(f"retrying {len(transient)} runs in {wait:.0f}s: {transient[0]}")
         raise dg.RetryRequested(max_retries=config.max_retries, seconds_to_wait=wait)
-    last = store.run_dir(context.partition_keys[-1], STAGE)
-    costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
-    metadata = {
-        "runs": len(rows),
-        "reused": sum(1 for r in rows if r["reused"]),
-        "completed": sum(1 for r in rows if r["status"] == "completed"),
-        "budget_exceeded": sum(1 for r in rows if r["status"] == "budget_exceeded"),
-        "cost_usd": round(sum(costs), 4),
-        "input_tokens": sum(r["tokens_in"] or 0 for r in rows),
-        "output_tokens": sum(r["tokens_out"] or 0 for r in rows),
-        "runs_table": markdown_table(rows, 50),
-        "workspace": dg.MetadataValue.path(str(last)),
+    _log_summary(context, per_run)
+    return run_result(
+        context,
+        store,
+        STAGE,
+        per_run,
+        check_results=check_step(store, STAGE, context.partition_keys, CHECKS),
+    )
+
+
+def run_metadata(record: dict[str, Any], reused: bool, workspace: Path) -> dict[str, Any]:
+    """What one run's partition shows: the agent's outcome, tokens, cost and time."""
+    return {
+        "status": record.get("status"),
+        "reused": reused,
+        "agent": record.get("agent"),
+        "model": record.get("model"),
+        "input_tokens": record.get("input_tokens"),
+        "output_tokens": record.get("output_tokens"),
+        "cost_usd": record.get("cost_usd"),
+        "cost_source": record.get("cost_source"),
+        "duration_s": record.get("duration_s"),
+        "wall_s": record.get("wall_s"),
+        "turns": record.get("turns"),
+        "files": record.get("files"),
+        # Connections the sandbox's egress proxy refused (details.egress lists them).
+        "egress_refused": egress_refused(record),
+        "message": record.get("message"),
+        "workspace": dg.MetadataValue.path(str(workspace)),
     }
-    return dg.MaterializeResult(
-        metadata=metadata,
-        check_results=check_step(store, "agent_generation", context.partition_keys, CHECKS),
+
+
+def _log_summary(context: dg.AssetExecutionContext, per_run: dict[str, dict[str, Any]]) -> None:
+    rows = [
+        {
+            "run": run_id,
+            **{k: m[k] for k in ("status", "reused", "cost_usd", "input_tokens", "output_tokens")},
+        }
+        for run_id, m in per_run.items()
+    ]
+    costs = [r["cost_usd"] for r in rows if r["cost_usd"] is not None]
+    log_step_summary(
+        context,
+        f"agent_generation: {len(rows)} runs, "
+        f"{sum(1 for r in rows if r['status'] == 'completed')} completed, "
+        f"{sum(1 for r in rows if r['reused'])} reused, ${sum(costs):.4f}",
+        rows,
     )

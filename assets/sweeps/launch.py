@@ -1,18 +1,29 @@
-"""Launching a sweep's runs as one Dagster backfill.
+"""Launching a sweep's runs as one Dagster backfill, exactly once.
 
 The backfill daemon (`dagster dev`, or the daemon of a deployment) executes it with each
 asset's backfill policy (ten runs per Dagster run), respects the pools, and shows progress
 on the UI's Backfills page. Dagster 1.13 has no public API for creating a backfill from
 code, so this uses `PartitionBackfill` the way the UI's "Materialize" button does; it is
 pinned with the rest of Dagster in uv.lock and covered by tests/dagster/test_sweeps.py.
+
+Idempotent by construction: a backfill's id is derived from the experiment and the sorted
+run ids, and the instance's run storage has a unique key on backfill ids (SQLite and
+Postgres alike). Two sweep runs that launch the same runs at the same moment — two schedule
+ticks, a double click, two processes or two machines — both try to insert the same id;
+the database accepts one and refuses the other, which then reports the winner.
 """
 
+from __future__ import annotations
+
+import hashlib
+import itertools
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import dagster as dg
 from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus, PartitionBackfill
-from dagster._core.utils import make_new_backfill_id
+from sqlalchemy.exc import IntegrityError
 
 from bench_pipeline import settings
 
@@ -28,24 +39,82 @@ RUN_STAGE_KEYS = [
     )
 ]
 EXPERIMENT_TAG = "bench/experiment"
+LAUNCHED_BY_TAG = "bench/launched_by"
+
+# A backfill in these states may still start or be running Dagster runs. (CANCELING and
+# FAILING cancel their runs, which takes a while: relaunching then could run an agent twice.)
+IN_FLIGHT_BACKFILL_STATUSES = [
+    BulkActionStatus.REQUESTED,
+    BulkActionStatus.CANCELING,
+    BulkActionStatus.FAILING,
+]
 
 
-def partitions_in_flight(instance: dg.DagsterInstance) -> set[str]:
-    """Run partitions an unfinished backfill still targets: launching them again would run
-    the same agent twice at once."""
-    busy: set[str] = set()
+def partitions_in_flight(instance: dg.DagsterInstance) -> dict[str, str]:
+    """Run partition → id of the unfinished backfill that targets it: launching those again
+    would run the same agent twice at once."""
+    busy: dict[str, str] = {}
     backfills = instance.get_backfills(
-        filters=BulkActionsFilter(statuses=[BulkActionStatus.REQUESTED])
+        filters=BulkActionsFilter(statuses=IN_FLIGHT_BACKFILL_STATUSES)
     )
     agent = dg.AssetKey("agent_generation")
     for backfill in backfills:
         data = backfill.asset_backfill_data
         if data is None:
             continue
-        subset = data.target_subset
-        if agent in subset.partitions_subsets_by_asset_key:
-            busy |= set(subset.partitions_subsets_by_asset_key[agent].get_partition_keys())
+        subsets = data.target_subset.partitions_subsets_by_asset_key
+        if agent in subsets:
+            busy.update(dict.fromkeys(subsets[agent].get_partition_keys(), backfill.backfill_id))
     return busy
+
+
+def register_runs(
+    instance: dg.DagsterInstance, partitions_def_name: str, run_ids: Sequence[str]
+) -> list[str]:
+    """Register the partitions of `run_ids` that are not yet; returns those this call found
+    missing. Two sweeps registering the same runs at once both succeed: Postgres skips a
+    duplicate row, SQLite's unique index refuses the whole insert, which is then redone
+    without the rows the other process added."""
+    for _ in range(5):
+        known = set(instance.get_dynamic_partitions(partitions_def_name))
+        new = [run_id for run_id in run_ids if run_id not in known]
+        if not new:
+            return []
+        try:
+            instance.add_dynamic_partitions(partitions_def_name, new)
+            return new
+        except IntegrityError:
+            continue
+    raise RuntimeError(
+        f"could not register {len(run_ids)} `{partitions_def_name}` partitions: another "
+        "process kept adding the same ones (5 attempts)"
+    )
+
+
+def sweep_backfill_id(experiment: str, run_ids: Sequence[str], attempt: int = 0) -> str:
+    """The id of the backfill of exactly these runs (order does not matter). `attempt`
+    counts earlier backfills of the same runs that ended without completing them.
+    At most 32 characters: Postgres stores backfill ids as VARCHAR(32)."""
+    text = "\n".join([experiment, *sorted(set(run_ids)), str(attempt)])
+    return "sweep-" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What `launch_backfill` did: created `backfill_id`, or found that another sweep run
+    (`launched_by`) had just created it for the same runs."""
+
+    backfill_id: str
+    launched: bool
+    launched_by: str
+
+    def describe(self, runs: int) -> str:
+        if self.launched:
+            return f"launched backfill {self.backfill_id} of {runs} runs"
+        return (
+            f"backfill {self.backfill_id} already launched these {runs} runs "
+            f"(sweep run {self.launched_by}); launched nothing"
+        )
 
 
 def project_asset_graph(context: dg.AssetExecutionContext):
@@ -80,32 +149,62 @@ def _unpartitioned_downstream(asset_graph) -> list[dg.AssetKey]:
 
 
 def launch_backfill(
-    context: dg.AssetExecutionContext, run_ids: Sequence[str], experiment: str
-) -> str:
-    """Create a backfill of the per-run stages for `run_ids`, then of what is built from
-    all runs (once, after them). Returns the backfill id."""
-    asset_graph = project_asset_graph(context)
+    instance: dg.DagsterInstance,
+    asset_graph,
+    run_ids: Sequence[str],
+    experiment: str,
+    *,
+    launched_by: str,
+    job_name: str,
+    planned_at: float,
+) -> Launch:
+    """Create the backfill of the per-run stages for `run_ids`, then of what is built from
+    all runs (once, after them), unless another sweep run just did.
+
+    `planned_at` is when the caller read which runs were complete or in flight. A backfill
+    of the same runs created after that, or still in flight, is a concurrent launch: this
+    one yields to it. One created before and finished since did not complete these runs
+    (else they would not be asked for again): the next attempt id launches them anew.
+    """
+    if not run_ids:
+        raise ValueError(f"{experiment}: no runs to launch")
     selection = [k for k in RUN_STAGE_KEYS if asset_graph.has(k)]
     selection += _unpartitioned_downstream(asset_graph)
-    backfill_id = make_new_backfill_id()
-    backfill = PartitionBackfill.from_asset_partitions(
-        backfill_id=backfill_id,
-        asset_graph=asset_graph,
-        partition_names=list(run_ids),
-        asset_selection=selection,
-        backfill_timestamp=time.time(),
-        tags={
-            EXPERIMENT_TAG: experiment,
-            "bench/launched_by": context.run.run_id,
-            # Run monitoring cancels a Dagster run past this (a hung step must not hold a
-            # pool slot forever); each stage has its own tighter per-run limit as well.
-            "dagster/max_runtime": str(settings.max_run_seconds()),
-        },
-        dynamic_partitions_store=context.instance,
-        all_partitions=False,
-        title=f"sweep {experiment}: {len(run_ids)} runs",
-        description=f"Launched by {context.job_name} run {context.run.run_id}",
-        run_config=None,
-    )
-    context.instance.add_backfill(backfill)
-    return backfill_id
+    for attempt in itertools.count():
+        backfill_id = sweep_backfill_id(experiment, run_ids, attempt)
+        backfill = PartitionBackfill.from_asset_partitions(
+            backfill_id=backfill_id,
+            asset_graph=asset_graph,
+            partition_names=list(run_ids),
+            asset_selection=selection,
+            backfill_timestamp=time.time(),
+            tags={
+                EXPERIMENT_TAG: experiment,
+                LAUNCHED_BY_TAG: launched_by,
+                # Run monitoring cancels a Dagster run past this (a hung step must not hold
+                # a pool slot forever); each stage has its own tighter per-run limit as well.
+                "dagster/max_runtime": str(settings.max_run_seconds()),
+            },
+            dynamic_partitions_store=instance,
+            all_partitions=False,
+            title=f"sweep {experiment}: {len(run_ids)} runs",
+            description=f"Launched by {job_name} run {launched_by}",
+            run_config=None,
+        )
+        try:
+            # The decision: the storage's unique key on backfill ids admits one insert.
+            instance.add_backfill(backfill)
+        except IntegrityError:
+            existing = instance.get_backfill(backfill_id)
+            if existing is None:  # refused for another reason: not ours to hide
+                raise
+            if (
+                existing.status in IN_FLIGHT_BACKFILL_STATUSES
+                or existing.backfill_timestamp >= planned_at
+            ):
+                return Launch(
+                    backfill_id, launched=False, launched_by=existing.tags.get(LAUNCHED_BY_TAG, "?")
+                )
+            continue
+        return Launch(backfill_id, launched=True, launched_by=launched_by)
+    raise AssertionError("unreachable")  # itertools.count() never ends

@@ -2,17 +2,28 @@
 
 import hashlib
 import os
+from pathlib import Path
 
 import dagster as dg
 
 from assets.partitions import run_partitions
 from assets.sweeps.jobs import sweep_job
+from assets.sweeps.launch import EXPERIMENT_TAG
 from bench_pipeline import settings
 from bench_pipeline.design import DesignError, design_experiment, find_experiment, load_experiment
 from bench_pipeline.orchestration import pending_runs
 
 # Nightly by default (03:00 UTC, after the day's experiments); BENCH_NEW_MODEL_CRON moves it.
 NEW_MODEL_CRON = os.environ.get("BENCH_NEW_MODEL_CRON", "0 3 * * *")
+
+# A sweep_job run in one of these states has not finished: it may still register and launch.
+UNFINISHED_RUN_STATUSES = [
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
 
 
 def standard_sweep() -> str:
@@ -21,11 +32,42 @@ def standard_sweep() -> str:
     return os.environ.get("BENCH_STANDARD_SWEEP") or "standard"
 
 
+def _experiment_file(ref: object) -> Path | None:
+    if not isinstance(ref, str):
+        return None
+    try:
+        return find_experiment(ref, settings.experiments_dir(), settings.project_root()).resolve()
+    except DesignError:
+        return None
+
+
+def unfinished_sweep_run(
+    instance: dg.DagsterInstance, experiment: str, path: Path
+) -> dg.DagsterRun | None:
+    """A sweep_job run of this experiment that is queued or running: one this schedule
+    requested on an earlier tick (tagged with the experiment), or one launched from the UI
+    with `launch: true` whose config names the same experiment file."""
+    runs = instance.get_runs(
+        dg.RunsFilter(job_name=sweep_job.name, statuses=UNFINISHED_RUN_STATUSES)
+    )
+    for run in runs:
+        if run.tags.get(EXPERIMENT_TAG) == experiment:
+            return run
+        config = (run.run_config or {}).get("ops", {}).get("experiment_design", {})
+        config = config.get("config", {}) if isinstance(config, dict) else {}
+        if config.get("launch") is True and _experiment_file(config.get("experiment")) == path:
+            return run
+    return None
+
+
 def new_model_requests(instance: dg.DagsterInstance, experiment_ref: str):
     """A RunRequest of `sweep_job` for the standard sweep's unregistered runs, or why not.
 
-    Idempotent: the run key names exactly the runs to register, so a second evaluation
-    before they are registered launches nothing new, and after, there is nothing to launch.
+    Idempotent across ticks: while a sweep_job run of the experiment is queued or running
+    it skips (that run will register and launch them), and once it registered them there is
+    nothing left. The run key alone would not do: Dagster scopes a schedule's run key to one
+    tick (its scheduled time), so the next tick with the same key starts a second run.
+    Should two sweep runs still execute at once, `launch_backfill` creates one backfill.
     """
     try:
         path = find_experiment(experiment_ref, settings.experiments_dir(), settings.project_root())
@@ -36,14 +78,21 @@ def new_model_requests(instance: dg.DagsterInstance, experiment_ref: str):
     todo = pending_runs(design, registered)
     if not todo:
         return dg.SkipReason(todo.describe())
+    running = unfinished_sweep_run(instance, design.experiment, path.resolve())
+    if running is not None:
+        return dg.SkipReason(
+            f"sweep_job run {running.run_id} ({running.status.value.lower()}) is already "
+            f"launching {design.experiment}'s runs; {todo.describe()}"
+        )
     key = hashlib.sha256("\n".join(sorted(todo.run_ids)).encode()).hexdigest()[:16]
     return dg.RunRequest(
+        # Dedupes within one tick only (a daemon that crashed mid-tick and retries it).
         run_key=f"new-runs-{design.experiment}-{key}",
         run_config=dg.RunConfig(
             ops={"experiment_design": {"config": {"experiment": str(path), "launch": True}}}
         ),
         tags={
-            "bench/experiment": design.experiment,
+            EXPERIMENT_TAG: design.experiment,
             "bench/new_models": ",".join(todo.new_models)[:200],
             "bench/pending_runs": str(len(todo.run_ids)),
         },
@@ -57,7 +106,8 @@ def new_model_requests(instance: dg.DagsterInstance, experiment_ref: str):
     default_status=dg.DefaultScheduleStatus.RUNNING,
     description="Nightly: design the standard sweep against today's model registry and, when "
     "a model (or any run of it) has no registered runs yet, launch sweep_job for them. "
-    "Running it twice launches nothing new.",
+    "Skips while a sweep_job run of the standard sweep is queued or running; two sweep runs "
+    "at once still launch one backfill.",
 )
 def new_model_backfill_schedule(context: dg.ScheduleEvaluationContext):
     return new_model_requests(context.instance, standard_sweep())

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import datetime
+import logging
+import time
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
+from dagster._core.execution.backfill import BulkActionStatus
+from dagster._core.remote_origin import InProcessCodeLocationOrigin
+from dagster._core.scheduler.instigation import TickStatus
+from dagster._core.test_utils import create_test_daemon_workspace_context, freeze_time
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+from dagster._core.workspace.context import WorkspaceProcessContext
+from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
+from dagster._scheduler.scheduler import launch_scheduled_runs
 
 from assets.partitions import run_partitions
-from assets.sweeps.launch import RUN_STAGE_KEYS
+from assets.sweeps.launch import RUN_STAGE_KEYS, launch_backfill, sweep_backfill_id
 from assets.sweeps.schedules import new_model_backfill_schedule
 from bench_pipeline import settings
 from bench_pipeline.definitions import defs
@@ -44,6 +55,8 @@ def test_sweep_job_registers_the_runs_and_launches_one_backfill(
     assert len(runs) == 4
     [backfill] = instance.get_backfills()
     assert _design_metadata(result)["backfill_id"] == backfill.backfill_id
+    # The id is a function of the runs: a second launch of them cannot get another one.
+    assert backfill.backfill_id == sweep_backfill_id("smoke", runs)
     assert backfill.tags["bench/experiment"] == "smoke"
     assert int(backfill.tags["dagster/max_runtime"]) > 0
     target = backfill.asset_backfill_data.target_subset
@@ -56,8 +69,64 @@ def test_sweep_job_registers_the_runs_and_launches_one_backfill(
     # Launching again while the backfill is in flight launches nothing: an agent must
     # never run twice at once for the same run.
     again = _sweep(instance, resources, _config("smoke"))
-    assert again.success and _design_metadata(again)["launched_runs"] == 0
+    assert again.success
+    metadata = _design_metadata(again)
+    assert metadata["launched_runs"] == 0 and metadata["in_flight_runs"] == 4
+    assert metadata["launch"] == (
+        f"backfill {backfill.backfill_id} already launched these 4 runs; launched nothing"
+    )
     assert len(instance.get_backfills()) == 1
+
+
+def test_two_sweeps_that_planned_the_same_runs_at_once_make_one_backfill(
+    instance: dg.DagsterInstance,
+) -> None:
+    """The interleaving a timing-based guard misses: both sweep runs read "nothing in
+    flight" before either wrote. Both then insert the same backfill id; the storage keeps
+    the first, and the second reports it instead of launching."""
+    runs = [f"smoke.c{i}.r1" for i in range(1, 5)]
+    instance.add_dynamic_partitions(run_partitions.name, runs)
+    graph = defs.resolve_asset_graph()
+    planned_at = time.time()  # both planned here, before either launched
+
+    def launch(sweep_run: str, run_ids: list[str]):
+        return launch_backfill(
+            instance,
+            graph,
+            run_ids,
+            "smoke",
+            launched_by=sweep_run,
+            job_name="sweep_job",
+            planned_at=planned_at,
+        )
+
+    first = launch("run-one", runs)
+    second = launch("run-two", list(reversed(runs)))  # the order of the runs does not matter
+    assert first.launched and not second.launched
+    assert second.backfill_id == first.backfill_id and second.launched_by == "run-one"
+    assert second.describe(4) == (
+        f"backfill {first.backfill_id} already launched these 4 runs (sweep run run-one); "
+        "launched nothing"
+    )
+    [backfill] = instance.get_backfills()
+    assert backfill.tags["bench/launched_by"] == "run-one"
+
+
+def test_runs_a_finished_backfill_left_incomplete_are_launched_again(
+    instance: dg.DagsterInstance, resources: dict
+) -> None:
+    """A deterministic id must not block a legitimate relaunch: once the first backfill of
+    the runs ended (here failed, as the daemon marks it) without completing them, the next
+    sweep launches the same runs under the next attempt's id."""
+    assert _sweep(instance, resources, _config("smoke")).success
+    [first] = instance.get_backfills()
+    instance.update_backfill(first.with_status(BulkActionStatus.COMPLETED_FAILED))
+
+    again = _sweep(instance, resources, _config("smoke"))
+    assert again.success and _design_metadata(again)["launched_runs"] == 4
+    runs = instance.get_dynamic_partitions(run_partitions.name)
+    ids = {b.backfill_id for b in instance.get_backfills()}
+    assert ids == {sweep_backfill_id("smoke", runs, 0), sweep_backfill_id("smoke", runs, 1)}
 
 
 def test_sweep_job_without_launch_only_designs(
@@ -154,3 +223,57 @@ def test_a_broken_standard_sweep_skips_with_the_reason(
     assert "cannot be designed" in (result.skip_message or "") and "axes" in (
         result.skip_message or ""
     )
+
+
+def _scheduler_iteration(workspace: WorkspaceProcessContext, now: datetime.datetime) -> None:
+    """One iteration of the real scheduler daemon at `now`: evaluates every tick due."""
+    with freeze_time(now):
+        list(
+            launch_scheduled_runs(
+                workspace, logging.getLogger("scheduler"), end_datetime_utc=now, iteration_times={}
+            )
+        )
+
+
+@pytest.mark.slow
+def test_the_next_tick_skips_while_the_first_sweep_run_is_queued(standard: Path) -> None:
+    """The incident, with Dagster's own scheduler: a schedule's run key only dedupes within
+    one tick (Dagster matches it together with the tick's scheduled time), so the next tick
+    used to start a second sweep run with the same key. It now skips, naming the first."""
+    queued = {"module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator"}
+    code = InProcessCodeLocationOrigin(
+        LoadableTargetOrigin(
+            module_name="bench_pipeline.definitions",
+            attribute="defs",
+            working_directory=str(settings.project_root()),
+        ),
+        location_name="bench_pipeline",
+    )
+    night = datetime.datetime(2026, 3, 1, 2, 0, tzinfo=datetime.UTC)
+    minute = datetime.timedelta(minutes=1)
+    with (
+        dg.instance_for_test(overrides={"run_coordinator": queued}) as instance,
+        create_test_daemon_workspace_context(InProcessWorkspaceLoadTarget(code), instance) as ws,
+    ):
+        sweep_runs = dg.RunsFilter(job_name="sweep_job")
+        _scheduler_iteration(ws, night)  # the schedule's state starts here (02:00)
+        _scheduler_iteration(ws, night.replace(hour=3) + minute)  # the 03:00 tick
+        [first] = instance.get_runs(sweep_runs)
+        # No queue daemon runs here: the run stays queued, as behind a busy run queue.
+        assert first.status == dg.DagsterRunStatus.QUEUED
+        assert first.tags["bench/new_models"] == "claude-sonnet-4-6,gpt-5"
+
+        next_night = night.replace(hour=3) + datetime.timedelta(days=1)
+        _scheduler_iteration(ws, next_night + minute)
+        assert [r.run_id for r in instance.get_runs(sweep_runs)] == [first.run_id]
+        [state] = instance.all_instigator_state()
+        latest = instance.get_ticks(state.instigator_origin_id, state.selector_id)[0]
+        assert latest.status == TickStatus.SKIPPED
+        assert latest.skip_reason is not None
+        assert f"sweep_job run {first.run_id} (queued) is already launching" in latest.skip_reason
+
+        # A sweep run that ended without registering the runs does not hold them forever.
+        instance.report_run_canceled(first)
+        _scheduler_iteration(ws, next_night + datetime.timedelta(days=1) + minute)
+        newest, old = instance.get_runs(sweep_runs)
+        assert old.run_id == first.run_id and newest.status == dg.DagsterRunStatus.QUEUED
