@@ -14,6 +14,6 @@ sweep_job = dg.define_asset_job(
     description="Launch a sweep: design the experiment (a name from experiments/ or a YAML "
     "path), register one `runs` partition per new run, and launch every run that has not been "
     "through all stages as one backfill (agent → build → bot → quality, then the warehouse "
-    "and the effects analysis). Watch it under Overview → Backfills.",
+    "and the effects analysis). Watch it under Runs → Backfills.",
     tags={"bench/kind": "sweep"},
 )
