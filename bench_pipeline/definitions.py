@@ -14,7 +14,7 @@ from assets.report import results_site
 from assets.sweeps.automation import automation_condition_sensor
 from assets.sweeps.jobs import sweep_job
 from assets.sweeps.schedules import new_model_backfill_schedule
-from assets.warehouse import warehouse
+from assets.warehouse import run_records, warehouse
 from bench_pipeline import settings
 from resources import (
     AgentResource,
@@ -55,6 +55,7 @@ ALL_ASSETS = [
     sandboxed_build,
     bot_evaluation,
     quality_metrics,
+    run_records,
     warehouse,
     effects_analysis,
     results_site,
@@ -62,6 +63,12 @@ ALL_ASSETS = [
 
 defs = dg.Definitions(
     assets=ALL_ASSETS,
+    # A run's steps execute in the run's own process: a subprocess per step (the default
+    # multiprocess executor) imports the project again, which took longer than most steps'
+    # own work (docs/orchestration.md, "Where the time goes"). Pools and retry policies
+    # still apply; bot_evaluation and quality_metrics now follow each other instead of
+    # overlapping, which costs less than their two subprocesses on a few cores.
+    executor=dg.in_process_executor,
     jobs=[sweep_job, experiment_design_job, run_stages_job, warehouse_job],
     schedules=[new_model_backfill_schedule],
     sensors=[

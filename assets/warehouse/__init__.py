@@ -1,3 +1,3 @@
-from assets.warehouse.assets import warehouse
+from assets.warehouse.assets import run_records, warehouse
 
-__all__ = ["warehouse"]
+__all__ = ["run_records", "warehouse"]
