@@ -540,6 +540,89 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+def worker(
+    experiment_file: Annotated[Path, typer.Argument(help="Experiment YAML to run.")],
+    endurance_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds of continuous play for the bot's endurance test "
+            "(default: BENCH_BOT_ENDURANCE_S, else 30)."
+        ),
+    ] = None,
+    batch: Annotated[int, typer.Option(help="Runs to claim at once.")] = 2,
+    lease_seconds: Annotated[
+        float,
+        typer.Option(help="A claim whose worker has been silent this long is taken over."),
+    ] = 900.0,
+    name: Annotated[
+        str | None, typer.Option(help="This worker's name in the claims (default host-pid-random).")
+    ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Make the sweep's failed runs claimable again.")
+    ] = False,
+    build_warehouse: Annotated[
+        bool,
+        typer.Option("--warehouse/--no-warehouse", help="Update the warehouse at the end."),
+    ] = True,
+) -> None:
+    """One of several workers running a sweep together through an object store
+    (BENCH_ARTIFACTS_URL) and the Dagster instance's Postgres; see docs/deploy.md."""
+    from bench_pipeline.design import DesignError
+    from bench_pipeline.sharing.claims import WorkerSetupError
+    from bench_pipeline.sharing.remote import URL_ENV, RemoteStore, RemoteStoreError
+
+    try:
+        remote = RemoteStore.from_env()
+    except RemoteStoreError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
+    if remote is None:
+        raise _fail(
+            f"`bench worker` needs {URL_ENV}, the shared object store (e.g. "
+            "s3://bucket/bench/artifacts; endpoint and keys from AWS_ENDPOINT_URL, "
+            "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); on one machine use `bench run`",
+            EXIT_BAD_INPUT,
+        )
+    _ensure_dagster_home()
+    _fit_pools()
+    import dagster as dg
+
+    from bench_pipeline.sharing.worker import run_worker
+
+    try:
+        with dg.DagsterInstance.get() as instance:
+            summary = run_worker(
+                experiment_file.resolve(),
+                instance,
+                remote,
+                name=name,
+                batch=batch,
+                lease_s=lease_seconds,
+                endurance_s=endurance_seconds,
+                retry_failed=retry_failed,
+                build=build_warehouse,
+                progress=lambda m: err.print(f"[cyan]•[/] {escape(m)}"),
+            )
+    except (DesignError, RemoteStoreError, WorkerSetupError, ValueError) as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
+    except RuntimeError as error:
+        raise _fail(str(error)) from None
+    out.print(
+        f"[bold green]done[/]: worker {escape(summary.worker)}: {summary.experiment}: "
+        f"executed {len(summary.executed)} of {summary.runs} runs; claims "
+        + ", ".join(f"{k} {v}" for k, v in sorted(summary.claims.items())),
+        highlight=False,
+    )
+    for line in summary.taken_over:
+        out.print(f"took over {escape(line)}")
+    if summary.warehouse is not None:
+        out.print(f"warehouse: {summary.warehouse} (built from the bucket's Parquet)")
+    for line in summary.failed:
+        err.print(f"[red]failed[/]: {escape(line)}")
+    if summary.failed or summary.lost:
+        raise typer.Exit(1)
+
+
 def _number(value: Any, digits: int = 1) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
