@@ -93,7 +93,7 @@ def chunked(
     return out
 
 
-def _failure_text(result: dg.ExecuteInProcessResult) -> str:
+def failure_text(result: dg.ExecuteInProcessResult) -> str:
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data is not None:
             error = event.step_failure_data.error
@@ -213,10 +213,10 @@ def _chunk_scores(result: dg.ExecuteInProcessResult) -> list[str]:
     return lines
 
 
-def _check(result: dg.ExecuteInProcessResult, what: str) -> None:
+def check_result(result: dg.ExecuteInProcessResult, what: str) -> None:
     if not result.success:
         raise RuntimeError(
-            f"{what} failed: {_failure_text(result)}; "
+            f"{what} failed: {failure_text(result)}; "
             f"open the run {result.run_id} in `bench ui` for details"
         )
 
@@ -261,7 +261,7 @@ def run_main(
         },
         tags={"bench/experiment": experiment.name, **owner_tags()},
     )
-    _check(result, "experiment_design")
+    check_result(result, "experiment_design")
     ordered = instance.get_dynamic_partitions(run_partitions.name)
     prefix = f"{experiment.name}."
     wanted = {k for k in ordered if k.startswith(prefix)}
@@ -317,7 +317,7 @@ def run_main(
                 raise_on_error=False,
             )
             if not result.success:
-                failure = _failure_text(result)
+                failure = failure_text(result)
                 failed.append(f"{stage} of runs {first} … {last}: {failure}")
                 progress(f"failed: {failure}")
         repaired.extend(f"{stage} of {run_id}" for run_id in sorted(runs))
@@ -351,7 +351,7 @@ def run_main(
             progress(line)
         if not result.success:
             # The rest of the sweep goes on; the warehouse still gets what did succeed.
-            failure = _failure_text(result)
+            failure = failure_text(result)
             failed.append(f"runs {first} … {last}: {failure} (Dagster run {result.run_id})")
             progress(f"failed: {failure}")
 
@@ -365,7 +365,7 @@ def run_main(
         tags=owner_tags(),
         raise_on_error=False,
     )
-    _check(result, "warehouse")
+    check_result(result, "warehouse")
     moved = [e.describe() for e in quarantined(store) if e.moved_to not in known]
     tables: dict[str, int] = {}
     db_path = None

@@ -334,7 +334,7 @@ class RemoteStore:
         out: dict[str, dict[str, columnar.Part]] = {}
         for rel in self.find(columnar.MIRROR):
             path = PurePosixPath(rel)
-            match = columnar._PART.match(path.name)
+            match = columnar.PART_NAME.match(path.name)
             if match and len(path.parts) == 3:
                 part = columnar.Part(Path(rel), int(match[1]), int(match[2]))
                 out.setdefault(path.parts[1], {})[path.name] = part

@@ -132,10 +132,10 @@ def run_worker(
         QUIET,
         RANGE_END,
         RANGE_START,
-        _check,
-        _failure_text,
+        check_result,
         chunked,
         contiguous_ranges,
+        failure_text,
         owner_tags,
         start_up,
     )
@@ -181,7 +181,7 @@ def run_worker(
             },
             tags={**base_tags, **owner_tags()},
         )
-        _check(result, "experiment_design")
+        check_result(result, "experiment_design")
         remote.push_file(store, store.design_path(experiment.name))
     ordered = [
         k
@@ -243,7 +243,7 @@ def run_worker(
                         remote.push_run(store, run_id)
                     if not result.success:
                         failure = (
-                            f"{stage.key.to_user_string()}: {_failure_text(result)} "
+                            f"{stage.key.to_user_string()}: {failure_text(result)} "
                             f"(Dagster run {result.run_id})"
                         )
                         break
@@ -266,7 +266,7 @@ def run_worker(
     summary.mirror, result = build_from_remote(
         remote, dsn, instance, progress, {**base_tags, **owner_tags()}
     )
-    _check(result, "warehouse")
+    check_result(result, "warehouse")
     for mat in result.get_asset_materialization_events():
         metadata = mat.materialization.metadata
         key = mat.asset_key.to_user_string()

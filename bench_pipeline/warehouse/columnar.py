@@ -58,7 +58,7 @@ META_COLUMNS = ("_seq", "_deleted", "_mtime_ns", "_size")
 # Merge the small parts of a table once it has more than this many: few files to open,
 # and the big old part is not rewritten for every chunk.
 MAX_SMALL_PARTS = 16
-_PART = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")
+PART_NAME = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def parts(root: Path, table: str) -> list[Part]:
     found = []
     if folder.is_dir():
         for entry in os.scandir(folder):
-            match = _PART.match(entry.name)
+            match = PART_NAME.match(entry.name)
             if match:
                 found.append(Part(Path(entry.path), int(match[1]), int(match[2])))
     return sorted(found, key=lambda p: p.first_seq)
