@@ -64,12 +64,6 @@ def step_data_version(hashes: Mapping[str, str]) -> dg.DataVersion:
     return dg.DataVersion(digest.hexdigest())
 
 
-# The observed asset of every run's record (declared in assets/warehouse/assets.py, which
-# imports this module: hence the key, not the spec).
-RUN_RECORDS_KEY = dg.AssetKey("run_records")
-DATA_VERSION_TAG = "dagster/data_version"  # how an observation carries its data version
-
-
 def run_result(
     context: dg.AssetExecutionContext,
     store: ArtifactStore,
@@ -95,17 +89,6 @@ def run_result(
         for run_id, metadata in per_run.items()
     }
     version = step_data_version(hashes) if hashes else None
-    if hashes:
-        # The store's records changed: a new version of run_records (see
-        # assets/warehouse/assets.py), unique to this step, so that what reads every run
-        # shows Unsynced however many runs there are.
-        context.log_event(
-            dg.AssetObservation(
-                asset_key=RUN_RECORDS_KEY,
-                tags={DATA_VERSION_TAG: f"{context.run.run_id}-{stage}-{version}"},
-                metadata={"stage": stage, "runs": len(hashes)},
-            )
-        )
     if len(shown) == 1:
         # One run: the result's metadata is that run's. (Same events as below; it also
         # works when a test calls the asset directly, where 1.13 has no add_asset_metadata.)

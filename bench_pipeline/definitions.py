@@ -14,7 +14,7 @@ from assets.report import results_site
 from assets.sweeps.automation import automation_condition_sensor
 from assets.sweeps.jobs import sweep_job
 from assets.sweeps.schedules import new_model_backfill_schedule
-from assets.warehouse import run_records, warehouse
+from assets.warehouse import warehouse
 from bench_pipeline import settings
 from resources import (
     AgentResource,
@@ -55,7 +55,6 @@ ALL_ASSETS = [
     sandboxed_build,
     bot_evaluation,
     quality_metrics,
-    run_records,
     warehouse,
     effects_analysis,
     results_site,

@@ -1,3 +1,3 @@
-from assets.warehouse.assets import run_records, warehouse
+from assets.warehouse.assets import warehouse
 
-__all__ = ["run_records", "warehouse"]
+__all__ = ["warehouse"]

@@ -19,7 +19,7 @@ from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
 from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
-from assets.metadata import RUN_RECORDS_KEY, markdown_table
+from assets.metadata import markdown_table
 from assets.quality import quality_metrics
 from assets.sweeps.automation import whole_warehouse
 from bench_pipeline import settings
@@ -33,25 +33,6 @@ from resources import ArtifactStoreResource, WarehouseResource
 # 3: raw_bot_accuracy; 4: records read through the columnar mirror, updated incrementally
 WAREHOUSE_SOURCES_CODE_VERSION = "4"
 SOURCES = dg.AssetKey("warehouse_sources")
-
-
-# Every per-run record of the store, as one version. Why: Dagster 1.13 judges an
-# unpartitioned asset against a partitioned parent partition by partition only below 100
-# partitions, so beyond that a changed run would not mark warehouse_sources Unsynced; an
-# unpartitioned, observable parent is always compared. Each stage step reports a new
-# observation of it with a version of its own (assets/metadata.py, run_result).
-@dg.observable_source_asset(
-    name="run_records",
-    group_name="warehouse",
-    description="The stages' per-run records in the artifact store, as one version that "
-    "changes each time a stage writes some: what marks warehouse_sources Unsynced at any "
-    "number of runs. Observing it by hand changes nothing (only a stage's write does).",
-)
-def run_records(context: dg.OpExecutionContext) -> dg.DataVersion:
-    latest = context.instance.fetch_observations(RUN_RECORDS_KEY, limit=1).records
-    version = latest[0].asset_observation.data_version if latest else None
-    return dg.DataVersion(version or "no run written yet")
-
 
 MODELS: list[SqlModel] = load_models(settings.sql_models_dir())
 _MODEL_NAMES = {m.name for m in MODELS}
@@ -90,7 +71,6 @@ _SPECS = [
     dg.AssetSpec(
         key=SOURCES,
         deps=[
-            run_records,
             experiment_design,
             run_spec,
             agent_generation,

@@ -585,11 +585,9 @@ class WarehouseLockedError(RuntimeError):
             who = f"process {pid}" + (f" ({command})" if command else "")
         super().__init__(
             f"the warehouse {db_path} is locked: {who} has it open read-write, and DuckDB then "
-            "lets no other process read it.\n"
-            "That is usually an analyst's notebook or shell that opened it with a plain "
+            "lets no other process read it. That is usually an analyst's notebook or shell that opened it with a plain "
             "duckdb.connect(path): the pipeline's own writers never hold the live file (they "
-            "build a copy and swap it in).\n"
-            "What to do: in that process, close the connection and reconnect read-only, "
+            "build a copy and swap it in). What to do: in that process, close the connection and reconnect read-only, "
             f'duckdb.connect("{db_path.resolve()}", read_only=True), or use `bench shell` or '
             "`bench sql`, which never lock anyone out; then try again."
         )
@@ -601,7 +599,9 @@ def _lock_holder_command(pid: int) -> str | None:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return None
-    command = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    # One line whatever the arguments hold (a `python -c` script has newlines): the
+    # message is one line of the CLI's stderr.
+    command = " ".join(raw.decode(errors="replace").replace("\0", " ").split())
     return command if len(command) <= 200 else command[:199] + "…"
 
 
