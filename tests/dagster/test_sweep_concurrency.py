@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,22 +55,11 @@ with dg.DagsterInstance.get() as instance:
 @pytest.fixture
 def postgres_database() -> Iterator[str]:
     """A new, empty database on the local server (127.0.0.1:5432), dropped afterwards."""
-    psycopg2 = pytest.importorskip("psycopg2")
-    from tests.deploy.pg import admin_connection
+    pytest.importorskip("psycopg2")
+    from tests.deploy.pg import fresh_database
 
-    try:
-        admin = admin_connection()
-    except psycopg2.OperationalError as error:
-        pytest.skip(f"no Postgres server answers on 127.0.0.1:5432: {error}")
-    name = f"bench_sweeps_{uuid.uuid4().hex[:10]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    try:
+    with fresh_database("bench_sweeps") as name:
         yield name
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

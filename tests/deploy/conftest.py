@@ -4,7 +4,6 @@ loaded from deploy/*.yaml exactly as a daemon or webserver would load them."""
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from bench_pipeline import settings
 
 psycopg2 = pytest.importorskip("psycopg2")
-from tests.deploy.pg import PG, admin_connection, pg_query  # noqa: E402, F401
+from tests.deploy.pg import PG, admin_connection, fresh_database, pg_query  # noqa: E402, F401
 
 DEPLOY = settings.project_root() / "deploy"
 
@@ -22,19 +21,8 @@ DEPLOY = settings.project_root() / "deploy"
 @pytest.fixture
 def pg_database() -> Iterator[str]:
     """A new, empty database on the local server, dropped afterwards."""
-    try:
-        admin = admin_connection()
-    except psycopg2.OperationalError as error:
-        pytest.skip(f"no Postgres server answers on 127.0.0.1:5432: {error}")
-    name = f"bench_deploy_{uuid.uuid4().hex[:10]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    try:
+    with fresh_database("bench_deploy") as name:
         yield name
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 @pytest.fixture
