@@ -62,6 +62,12 @@ class DocPath:
     sentences: list[str] = field(default_factory=list)  # "file:line: text" where it is written
 
 
+def _modal(page):
+    """The open modal dialogs. A dropdown menu is a (non-modal) dialog too, and it may still
+    be closing when the modal opens: its "Open launchpad" item would match the filter."""
+    return page.locator('[role="dialog"][aria-modal="true"]')
+
+
 def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -160,7 +166,7 @@ def _launched_run(page: Page, recorder: Recorder, click: Callable[[], None]) -> 
 @check("Jobs", "sweep_job", "Materialize ▾", "Open launchpad")
 def _sweep_launchpad(page: Page, ui: Ui, recorder: Recorder) -> None:
     # "set `experiment` to an experiment name or file and click **Materialize**"
-    dialog = page.get_by_role("dialog").filter(has_text="Launchpad")
+    dialog = _modal(page).filter(has_text="Launchpad")
     expect(dialog).to_be_visible()
     expect(_editor_line(dialog, "experiment: demo")).to_have_count(1)
     expect(_editor_line(dialog, "launch: true")).to_have_count(1)
@@ -201,7 +207,7 @@ def _tick(page: Page, dialog: Locator, *runs: str) -> None:
 def _backfill_of_runs(page: Page, ui: Ui, recorder: Recorder) -> None:
     # "tick the runs under "Select a partition", **Launch backfill**"; "each backfill run
     # covers up to ten runs"
-    dialog = page.get_by_role("dialog").filter(has_text="Launch runs to materialize bot_evaluation")
+    dialog = _modal(page).filter(has_text="Launch runs to materialize bot_evaluation")
     expect(dialog).to_be_visible()
     expect(dialog.get_by_text("maximum of 10 partitions per run")).to_be_visible()
     _tick(page, dialog, RUN, OTHER_RUN)
@@ -221,7 +227,7 @@ def _backfill_of_runs(page: Page, ui: Ui, recorder: Recorder) -> None:
 @check("Catalog", "agent_generation", "Materialize… ▾", "Open launchpad")
 def _agent_rerun(page: Page, ui: Ui, recorder: Recorder) -> None:
     # "pick the run under *Partition*, set `rerun: true` in the config and click **Materialize**"
-    dialog = page.get_by_role("dialog").filter(has_text="Launchpad")
+    dialog = _modal(page).filter(has_text="Launchpad")
     expect(dialog).to_be_visible()
     dialog.get_by_role("combobox", name="Partition").click()
     page.get_by_role("menuitem", name=RUN, exact=True).click()
@@ -237,9 +243,7 @@ def _agent_rerun(page: Page, ui: Ui, recorder: Recorder) -> None:
 @check("Catalog", "agent_generation", "Materialize…")
 def _agent_materialize(page: Page, ui: Ui, recorder: Recorder) -> None:
     # "tick the run under "Select a partition", **Launch 1 run**"
-    dialog = page.get_by_role("dialog").filter(
-        has_text="Launch runs to materialize agent_generation"
-    )
+    dialog = _modal(page).filter(has_text="Launch runs to materialize agent_generation")
     expect(dialog).to_be_visible()
     _tick(page, dialog, RUN)
     button = dialog.get_by_role("button", name="Launch 1 run", exact=True)
@@ -252,7 +256,7 @@ def _agent_materialize(page: Page, ui: Ui, recorder: Recorder) -> None:
 def _materialize_unsynced(page: Page, ui: Ui, recorder: Recorder) -> None:
     # "it judges each asset as a whole, so it does not list a per-run stage whose runs are
     # unsynced": the run's bot_evaluation is Unsynced (see the Partitions check), yet absent.
-    dialog = page.get_by_role("dialog").filter(has_text="Materialize unsynced assets")
+    dialog = _modal(page).filter(has_text="Materialize unsynced assets")
     expect(dialog.get_by_text("fct_runs", exact=True).first).to_be_visible()  # never materialized
     expect(dialog.get_by_text("bot_evaluation", exact=True)).to_have_count(0)
 
@@ -271,7 +275,7 @@ def _sensor(page: Page, ui: Ui, recorder: Recorder) -> None:
 @check("Automation", "new_model_backfill_schedule", "Preview tick result", "Continue")
 def _schedule_preview(page: Page, ui: Ui, recorder: Recorder) -> None:
     # "the `sweep_job` request, or why it skips": this instance has none of the standard runs.
-    dialog = page.get_by_role("dialog").filter(has_text="Preview tick result")
+    dialog = _modal(page).filter(has_text="Preview tick result")
     expect(dialog.get_by_text(re.compile(r"Requested runs \(\d+\)"))).to_be_visible(timeout=90_000)
     expect(dialog.get_by_role("link", name="sweep_job")).to_be_visible()
     expect(
