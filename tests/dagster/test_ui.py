@@ -26,13 +26,13 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _graphql(port: int, query: str, variables: dict | None = None) -> dict:
+def _graphql(port: int, query: str, variables: dict | None = None, timeout: float = 10) -> dict:
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/graphql",
         data=json.dumps({"query": query, "variables": variables or {}}).encode(),
         headers={"content-type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.load(response)
 
 

@@ -20,12 +20,10 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import traceback
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +35,8 @@ from playwright.sync_api import Browser, Locator, Page, Response, expect, sync_p
 
 from bench_pipeline import settings
 from bench_pipeline.bot.browser import CHROMIUM_ARGS, chromium_executable
+from tests.dagster.test_ui import _free_port
+from tests.dagster.test_ui import _graphql as graphql
 
 REPO = settings.project_root()
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -398,20 +398,8 @@ def test_the_sweep_jobs_description_names_a_documented_path() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _graphql(port: int, query: str, variables: dict | None = None) -> dict:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/graphql",
-        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
-        headers={"content-type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.load(response)
+    return graphql(port, query, variables, timeout=30)
 
 
 def _png() -> bytes:
