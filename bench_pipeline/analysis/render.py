@@ -6,7 +6,10 @@ plain so it reads the same in a log file.
 
 from __future__ import annotations
 
-from bench_pipeline.analysis.effects import EffectsReport, Interaction, MainEffect
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # effects imports scipy and statsmodels; the report site only formats
+    from bench_pipeline.analysis.effects import EffectsReport, Interaction, MainEffect
 
 Line = tuple[str, str]
 

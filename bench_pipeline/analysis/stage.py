@@ -12,16 +12,18 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
 
-from bench_pipeline.analysis import AnalysisInputError, EffectsReport, analyze
-from bench_pipeline.analysis.charts import interaction_chart, main_effects_chart, pareto_chart
+from bench_pipeline.analysis.runs import AnalysisInputError
 from bench_pipeline.design.axes import AXES
 from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_bytes
 from bench_pipeline.warehouse.marts import MART_SCHEMAS
+
+if TYPE_CHECKING:
+    from bench_pipeline.analysis.effects import EffectsReport
 
 STAGE = "effects_analysis"
 
@@ -92,6 +94,11 @@ def analyse_experiment(
     # A named baseline no run of this design has (a retired level) would refuse the whole
     # analysis; without it the most frequent level is the baseline, and the mart says which.
     held = {a: b for a, b in baselines.items() if a in axes and (runs[a] == b).any()}
+    # Imported here, not at the top: scipy, statsmodels and matplotlib are half of the
+    # project's import time, and every Dagster run process loads the project (the
+    # per-run stages never need them). docs/orchestration.md, "Where the time goes".
+    from bench_pipeline.analysis.effects import analyze
+
     results: list[MetricAnalysis] = []
     for metric, effect_size in metrics.items():
         if metric not in runs.columns:
@@ -110,6 +117,8 @@ def analyse_experiment(
 
 
 def _draw(runs: pd.DataFrame, report: EffectsReport, folder: Path, metric: str) -> dict[str, Path]:
+    from bench_pipeline.analysis.charts import interaction_chart, main_effects_chart, pareto_chart
+
     charts = {
         "main_effects": main_effects_chart(report, f"{folder.name}: main effects on {metric}")
     }

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.analysis import analyze
 from bench_pipeline.analysis.stage import MAX_INTERACTION_CHARTS, METRICS
 from bench_pipeline.bot.contract import TEST_IDS, TESTS, Calibration, Evaluation, TestResult
 from bench_pipeline.bot.contract import Verdict as BotVerdict
@@ -207,6 +206,8 @@ def headline_formula(sql_models_dir: Path) -> HeadlineFormula | None:
 
 def analysis_defaults() -> dict[str, Any]:
     """alpha, power and correction as `analyze` applies them by default."""
+    from bench_pipeline.analysis.effects import analyze  # scipy/statsmodels: on first use
+
     params = inspect.signature(analyze).parameters
     return {name: params[name].default for name in ("alpha", "power", "correction")}
 

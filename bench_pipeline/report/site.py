@@ -24,7 +24,6 @@ from typing import Any, get_args
 
 import jinja2
 from markupsafe import Markup, escape
-from scipy import stats
 
 from bench_pipeline import settings
 from bench_pipeline.agents.base import AgentStatus
@@ -587,6 +586,8 @@ def _t_crit(noise: Row | None, n_effects: int, alpha: float = 0.05) -> float | N
     if noise is None or not noise.get("n_runs"):
         return None
     df = noise["n_runs"] - 1 - n_effects
+    from scipy import stats  # on first use: it is a large import for every run process
+
     return float(stats.t.ppf(1 - alpha / 2, df)) if df > 0 else None
 
 

@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import dagster as dg
 
 from bench_pipeline import settings
@@ -112,3 +115,24 @@ def test_pools_bound_each_kind_of_step() -> None:
         "bot_evaluation": {"browser"},
         "fct_runs": {"warehouse"},
     }
+
+
+def test_loading_the_project_leaves_the_statistics_libraries_unimported() -> None:
+    """Every Dagster run process loads the project; scipy, statsmodels and matplotlib were
+    half of that load and only the effects analysis needs them (docs/orchestration.md)."""
+    heavy = ["scipy", "statsmodels", "matplotlib"]
+    probe = (
+        f"import sys, bench_pipeline.definitions\nprint([m for m in {heavy!r} if m in sys.modules])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+    # ...and they still load where they are needed.
+    from bench_pipeline.analysis import EffectsReport, analyze
+
+    assert callable(analyze) and EffectsReport.__name__ == "EffectsReport"
