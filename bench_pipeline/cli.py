@@ -395,6 +395,13 @@ def ui(
     # inherits SIGINT ignored.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    from bench_pipeline.orchestration.daemon import IntervalError, backfill_interval_s
+
+    try:
+        backfill_interval_s()
+    except IntervalError as bad:
+        err.print(f"[red]error:[/] {escape(str(bad))}")
+        raise typer.Exit(2) from None
     home = _ensure_dagster_home()
     for line in _fit_pools():
         out.print(f"pool {line}")
@@ -404,8 +411,16 @@ def ui(
 
     with dg.DagsterInstance.get() as instance:
         start_up(instance, lambda m: err.print(f"[cyan]•[/] {escape(m)}"))
-    dagster = Path(sys.executable).with_name("dagster")
-    command = [str(dagster), "dev", "-w", str(settings.project_root() / "workspace.yaml")]
+    # `dagster dev`, whose daemon looks at backfills every BENCH_BACKFILL_INTERVAL_S (5 s)
+    # instead of Dagster's fixed 30 s (bench_pipeline/orchestration/daemon.py).
+    command = [
+        sys.executable,
+        "-m",
+        "bench_pipeline.orchestration.daemon",
+        "dev",
+        "-w",
+        str(settings.project_root() / "workspace.yaml"),
+    ]
     out.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={home}); Ctrl-C stops it")
     raise typer.Exit(
         _run_until_stopped([*command, "-h", host, "-p", str(port)], settings.project_root())

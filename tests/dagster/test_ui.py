@@ -18,6 +18,7 @@ import duckdb
 import pytest
 
 from bench_pipeline import settings
+from tests.dagster.test_ui_signals import _descendants
 
 
 def _free_port() -> int:
@@ -91,6 +92,13 @@ def test_bench_ui_serves_the_project_and_launches_a_sweep(tmp_path: Path) -> Non
                         "the UI did not start:\n" + (tmp_path / "ui.log").read_text()[-3000:]
                     )
                 time.sleep(0.5)
+
+        # dagster dev's daemon child runs through our module (a 5 s backfill interval).
+        def our_daemon():
+            commands = [command for _, _, command in _descendants(process.pid).values()]
+            return next((c for c in commands if "orchestration.daemon run" in c), None)
+
+        _wait("the daemon", time.monotonic() + 60, our_daemon, tmp_path / "ui.log")
         groups = {tuple(n["assetKey"]["path"]): n["groupName"] for n in data["data"]["assetNodes"]}
         assert groups[("experiment_design",)] == "experiment_design"
         assert groups[("fct_runs",)] == "warehouse"
