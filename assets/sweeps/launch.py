@@ -3,8 +3,8 @@
 The backfill daemon (`dagster dev`, or the daemon of a deployment) executes it with each
 asset's backfill policy (ten runs per Dagster run), respects the pools, and shows progress
 on the UI's Backfills page. Dagster 1.13 has no public API for creating a backfill from
-code, so this uses `PartitionBackfill` the way the UI's "Materialize" button does; it is
-pinned with the rest of Dagster in uv.lock and covered by tests/dagster/test_sweeps.py.
+code: `assets/sweeps/backfills.py` holds the private calls, the way the UI's "Materialize"
+button makes them; this module holds the decisions (tests/dagster/test_sweeps.py).
 
 Idempotent by construction: a backfill's id is derived from the experiment and the sorted
 run ids, and the instance's run storage has a unique key on backfill ids (SQLite and
@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import dagster as dg
-from dagster._core.execution.backfill import BulkActionsFilter, BulkActionStatus, PartitionBackfill
 from sqlalchemy.exc import IntegrityError
 
+from assets.sweeps import backfills
 from bench_pipeline import settings
 
 # The per-run stages, in order, then what every sweep refreshes at its end.
@@ -41,31 +40,11 @@ RUN_STAGE_KEYS = [
 EXPERIMENT_TAG = "bench/experiment"
 LAUNCHED_BY_TAG = "bench/launched_by"
 
-# A backfill in these states may still start or be running Dagster runs. (CANCELING and
-# FAILING cancel their runs, which takes a while: relaunching then could run an agent twice.)
-IN_FLIGHT_BACKFILL_STATUSES = [
-    BulkActionStatus.REQUESTED,
-    BulkActionStatus.CANCELING,
-    BulkActionStatus.FAILING,
-]
-
 
 def partitions_in_flight(instance: dg.DagsterInstance) -> dict[str, str]:
     """Run partition → id of the unfinished backfill that targets it: launching those again
     would run the same agent twice at once."""
-    busy: dict[str, str] = {}
-    backfills = instance.get_backfills(
-        filters=BulkActionsFilter(statuses=IN_FLIGHT_BACKFILL_STATUSES)
-    )
-    agent = dg.AssetKey("agent_generation")
-    for backfill in backfills:
-        data = backfill.asset_backfill_data
-        if data is None:
-            continue
-        subsets = data.target_subset.partitions_subsets_by_asset_key
-        if agent in subsets:
-            busy.update(dict.fromkeys(subsets[agent].get_partition_keys(), backfill.backfill_id))
-    return busy
+    return backfills.partitions_in_flight(instance, dg.AssetKey("agent_generation"))
 
 
 def register_runs(
@@ -172,12 +151,13 @@ def launch_backfill(
     selection += _unpartitioned_downstream(asset_graph)
     for attempt in itertools.count():
         backfill_id = sweep_backfill_id(experiment, run_ids, attempt)
-        backfill = PartitionBackfill.from_asset_partitions(
+        # The decision: the storage's unique key on backfill ids admits one insert.
+        created = backfills.add_asset_backfill(
+            instance,
+            asset_graph,
             backfill_id=backfill_id,
-            asset_graph=asset_graph,
-            partition_names=list(run_ids),
-            asset_selection=selection,
-            backfill_timestamp=time.time(),
+            partitions=run_ids,
+            selection=selection,
             tags={
                 EXPERIMENT_TAG: experiment,
                 LAUNCHED_BY_TAG: launched_by,
@@ -185,26 +165,16 @@ def launch_backfill(
                 # a pool slot forever); each stage has its own tighter per-run limit as well.
                 "dagster/max_runtime": str(settings.max_run_seconds()),
             },
-            dynamic_partitions_store=instance,
-            all_partitions=False,
             title=f"sweep {experiment}: {len(run_ids)} runs",
             description=f"Launched by {job_name} run {launched_by}",
-            run_config=None,
         )
-        try:
-            # The decision: the storage's unique key on backfill ids admits one insert.
-            instance.add_backfill(backfill)
-        except IntegrityError:
-            existing = instance.get_backfill(backfill_id)
-            if existing is None:  # refused for another reason: not ours to hide
-                raise
-            if (
-                existing.status in IN_FLIGHT_BACKFILL_STATUSES
-                or existing.backfill_timestamp >= planned_at
-            ):
-                return Launch(
-                    backfill_id, launched=False, launched_by=existing.tags.get(LAUNCHED_BY_TAG, "?")
-                )
+        if created:
+            return Launch(backfill_id, launched=True, launched_by=launched_by)
+        existing = backfills.backfill_state(instance, backfill_id)
+        if existing is None:  # removed between the refusal and this read: try again
             continue
-        return Launch(backfill_id, launched=True, launched_by=launched_by)
+        if existing.in_flight or existing.created_at >= planned_at:
+            return Launch(
+                backfill_id, launched=False, launched_by=existing.tags.get(LAUNCHED_BY_TAG, "?")
+            )
     raise AssertionError("unreachable")  # itertools.count() never ends
