@@ -80,7 +80,7 @@ defs = dg.Definitions(
         "agent": AgentResource(),
         "artifact_store": ArtifactStoreResource(),
         "sandbox": SandboxResource(),
-        "sonar": SonarQubeResource(),
+        "sonar": SonarQubeResource.from_env(),
         "warehouse": WarehouseResource(),
     },
 )

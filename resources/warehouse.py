@@ -13,7 +13,6 @@ class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB warehouse analysts query; rebuilt from the artifact store by one writer."""
 
     path: str = ""  # empty: BENCH_WAREHOUSE, else ./data/warehouse.duckdb
-    models_dir: str = ""  # empty: ./dbt_like_sql
 
     def db_path(self) -> Path:
         return Path(self.path) if self.path else settings.warehouse_path()
@@ -26,8 +25,16 @@ class WarehouseResource(dg.ConfigurableResource):
         tests: Collection[DataTest] = (),
     ) -> WarehouseBuild:
         """Reload the sources (if asked) and rebuild `models` (default: every model); the
-        blocking tests and `tests` run on the new copy before it is swapped in."""
-        folder = Path(self.models_dir) if self.models_dir else settings.sql_models_dir()
+        blocking tests and `tests` run on the new copy before it is swapped in.
+
+        The models are always the project's dbt_like_sql/: the asset graph has one asset
+        per file there, read when the code loads, so no setting may build another folder.
+        """
         return build_warehouse(
-            store, self.db_path(), folder, models=models, sources=sources, tests=tests
+            store,
+            self.db_path(),
+            settings.sql_models_dir(),
+            models=models,
+            sources=sources,
+            tests=tests,
         )

@@ -2,6 +2,7 @@ import subprocess
 import sys
 
 import dagster as dg
+import pytest
 
 from bench_pipeline import settings
 from bench_pipeline.definitions import defs
@@ -136,3 +137,21 @@ def test_loading_the_project_leaves_the_statistics_libraries_unimported() -> Non
     from bench_pipeline.analysis import EffectsReport, analyze
 
     assert callable(analyze) and EffectsReport.__name__ == "EffectsReport"
+
+
+def test_the_sonarqube_token_reaches_dagster_as_an_env_var(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Dagster shows an EnvVar field by its variable's name, so the token never appears in
+    the UI or the stored run config; the step still gets the value."""
+    from resources import SonarQubeResource
+
+    assert SonarQubeResource.from_env().config().url is None  # unset: no server
+    monkeypatch.setenv("BENCH_SONAR_URL", "http://sonar.example.internal:9000")
+    monkeypatch.setenv("BENCH_SONAR_TOKEN", "squ_not_a_real_token")
+    resource = SonarQubeResource.from_env()
+    assert isinstance(resource.token, dg.EnvVar) and resource.token == "BENCH_SONAR_TOKEN"
+    with dg.build_resources({"sonar": resource}) as built:
+        config = built.sonar.config()
+    assert config.token == "squ_not_a_real_token"
+    assert config.url == "http://sonar.example.internal:9000"
