@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # effects imports scipy and statsmodels; the report site only formats
-    from bench_pipeline.analysis.effects import EffectsReport, Interaction, MainEffect
+if TYPE_CHECKING:  # the report site only formats; the types are for annotations
+    from bench_pipeline.analysis.results import EffectsReport, Interaction, MainEffect
 
 Line = tuple[str, str]
 

@@ -15,7 +15,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower
 
 from bench_pipeline.analysis import AnalysisInputError, analyze
-from bench_pipeline.analysis.effects import _holm
+from bench_pipeline.analysis.main_effects import _holm
 from bench_pipeline.analysis.simulate import simulate_runs
 
 CONTRACT_KEYS = {"metric", "n_runs", "noise_sd", "main_effects", "interactions"}
