@@ -39,7 +39,7 @@ def sixteen_verdicts(run_id: str, record: Record | None) -> str | None:
     """Sixteen verdicts per run, each PASS, FAIL or INCONCLUSIVE."""
     tests = (record or {}).get("tests") or {}
     if set(tests) != set(TEST_IDS):
-        return f"{len(tests)} verdicts, not the sixteen of contracts §1"
+        return f"{len(tests)} verdicts, not the sixteen of docs/interfaces.md §1"
     bad = sorted(v for v in tests.values() if v not in VERDICTS)
     return f"unknown verdicts {bad}" if bad else None
 

@@ -747,7 +747,8 @@ def quality(
 @app.command()
 def analyze(
     runs_file: Annotated[
-        Path, typer.Argument(help="CSV or Parquet table with one row per run (contracts §4).")
+        Path,
+        typer.Argument(help="CSV or Parquet table with one row per run (docs/interfaces.md §4)."),
     ],
     metric: Annotated[str, typer.Option(help="Numeric column to analyse, e.g. score.")],
     as_json: Annotated[

@@ -1,6 +1,6 @@
 -- materialized: table
 -- incremental: run_id
--- description: One row per designed run (contracts §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores (score = 50 % gameplay + 50 % quality). status is the agent's outcome, or 'pending' before the agent ran.
+-- description: One row per designed run (docs/interfaces.md §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores (score = 50 % gameplay + 50 % quality). status is the agent's outcome, or 'pending' before the agent ran.
 -- test: unique(run_id) blocking
 -- test: not_null(run_id, cell_id, experiment) blocking
 -- test: not_null(status)

@@ -1,6 +1,6 @@
 -- materialized: table
 -- incremental: run_id
--- description: Sixteen rows per evaluated run: run_id, test_id, verdict (PASS, FAIL or INCONCLUSIVE), contracts §5.
+-- description: Sixteen rows per evaluated run: run_id, test_id, verdict (PASS, FAIL or INCONCLUSIVE), docs/interfaces.md §5.
 -- test: unique(run_id, test_id) blocking
 -- test: not_null(run_id, test_id, verdict) blocking
 -- test: rows_per(run_id, 16)

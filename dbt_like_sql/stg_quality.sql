@@ -1,5 +1,5 @@
 -- materialized: view
--- description: One row per measured run: the code-quality metrics of contracts §6, the quality score, the transcript analysis and SonarQube's measures (NULL when no server is configured).
+-- description: One row per measured run: the code-quality metrics of docs/interfaces.md §6, the quality score, the transcript analysis and SonarQube's measures (NULL when no server is configured).
 -- test: unique(run_id)
 -- test: not_null(run_id)
 -- test: accepted_range(quality_score, 0, 100)

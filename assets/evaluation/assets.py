@@ -71,7 +71,7 @@ def _evaluate_run(store: ArtifactStore, run_id: str, endurance_s: float) -> dict
         max_retries=2, delay=10, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS
     ),
     description="The Playwright bot plays the run's built game (from the sandboxed_build "
-    "record) and records the sixteen verdicts of contracts §1, with screenshots and the "
+    "record) and records the sixteen verdicts of docs/interfaces.md §1, with screenshots and the "
     "event log as evidence.",
 )
 def bot_evaluation(

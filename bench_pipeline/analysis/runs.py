@@ -1,7 +1,7 @@
 """Reading a table of runs and deciding which of its columns are design axes.
 
 A run table has one row per run: ids (`run_id`, `cell_id`, ...), one column per axis, and
-numeric metric columns (contracts §4). Axes are categorical for the analysis, so every axis
+numeric metric columns (docs/interfaces.md §4). Axes are categorical for the analysis, so every axis
 value becomes a string *level* spelled the way an experiment file spells it: bools as
 `true`/`false`, integral numbers without a trailing `.0`, strings as they are.
 """
@@ -90,7 +90,7 @@ def numeric_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def infer_axes(frame: pd.DataFrame, metric: str) -> list[str]:
-    """Columns that are neither ids nor numeric metrics (contracts §4), in table order.
+    """Columns that are neither ids nor numeric metrics (docs/interfaces.md §4), in table order.
 
     A numeric column named after an axis of the catalogue (budget_usd, max_turns,
     time_limit_min) is an axis: those axes are numbers by nature. Bool columns are axes.

@@ -1,7 +1,7 @@
 """Code-quality metrics of one agent project, every tool run sandboxed and time-capped.
 
     report = measure_quality(project_dir, get_sandbox("bubblewrap"))
-    report.to_json()  # the `bench quality --json` object (docs/quality.md, contracts §6)
+    report.to_json()  # the `bench quality --json` object (docs/quality.md, docs/interfaces.md §6)
 
 The project is copied into a work folder we own (the agent's tree stays untouched), and
 each tool - ESLint, tsc, the analyzer (js/analyze.mjs), jscpd, html-validate, esbuild -
@@ -36,7 +36,7 @@ from bench_pipeline.quality.score import quality_score as compute_score
 from bench_pipeline.sandbox.base import Sandbox, SandboxPolicy, SandboxResult, sandbox_path
 
 JS_DIR = Path(__file__).resolve().parent / "js"
-# The keys of contracts §6 besides quality_score and unavailable, in that order.
+# The keys of docs/interfaces.md §6 besides quality_score and unavailable, in that order.
 CONTRACT_KEYS = (
     "eslint_errors",
     "eslint_warnings",

@@ -54,7 +54,7 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "duration_s": ("", " s"),
 }
 
-# What the pipeline's verdicts mean (contracts §1).
+# What the pipeline's verdicts mean (docs/interfaces.md §1).
 VERDICT_MEANINGS: dict[str, str] = {
     "PASS": "the bot observed the behaviour (grid or DOM state), never assumed",
     "FAIL": "the bot tried and the behaviour did not happen",

@@ -1,7 +1,7 @@
 """The marts the effects analysis writes from Python (not SQL files), with their types.
 
 The warehouse builder keeps them across rebuilds (they are not its to drop), and the
-analysis writes them with exactly these columns (contracts §5 for mart_main_effects).
+analysis writes them with exactly these columns (docs/interfaces.md §5 for mart_main_effects).
 """
 
 MART_SCHEMAS: dict[str, dict[str, str]] = {

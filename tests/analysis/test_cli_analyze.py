@@ -79,7 +79,7 @@ def test_bad_input_is_one_line_and_exit_2(runs_csv: Path, args: list[str], messa
     assert out == ""
     assert len(err.strip().splitlines()) == 1
     assert message in err
-    # Problems with the table name the file first, as contracts §4 callers expect.
+    # Problems with the table name the file first, as docs/interfaces.md §4 callers expect.
     if not message.startswith("--baseline"):
         assert err.startswith(f"error: {runs_csv}: {message}")
 

@@ -1,4 +1,4 @@
-"""Reading run tables and deciding which columns are axes (contracts §4)."""
+"""Reading run tables and deciding which columns are axes (docs/interfaces.md §4)."""
 
 from __future__ import annotations
 

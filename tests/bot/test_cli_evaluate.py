@@ -1,4 +1,4 @@
-"""`bench evaluate` as other tools call it (contracts §2)."""
+"""`bench evaluate` as other tools call it (docs/interfaces.md §2)."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ BASE_RATES: dict[str, float] = {
     "one_giant_file": 0.45,
 }
 
-# The gameplay tests (contracts §1) each mechanic fault makes FAIL. Disjoint on purpose:
+# The gameplay tests (docs/interfaces.md §1) each mechanic fault makes FAIL. Disjoint on purpose:
 # the expected gameplay score is then exact under independent draws.
 FAULT_TESTS: dict[str, tuple[str, ...]] = {
     "no_gravity": ("gravity",),
