@@ -116,7 +116,7 @@ class EffectsReport:
     residual_df: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Contract §4 keys plus the rest; strict JSON (NaN and infinities become null)."""
+        """docs/interfaces.md §4 keys plus the rest; strict JSON (NaN and infinities become null)."""
         return _jsonable(asdict(self))
 
 

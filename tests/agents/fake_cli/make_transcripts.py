@@ -2,7 +2,7 @@
 
 No model API is reachable from the test machines, so these sessions are built by hand in
 the exact event shapes of Claude Code stream-json and `codex exec --json` (see
-/work/shared/notes/transcripts.md), including their pitfalls: usage repeated on every
+docs/agents.md, Transcript formats), including their pitfalls: usage repeated on every
 event of one Claude message, cache tokens outside `input_tokens`, background models in
 `modelUsage`, Codex running totals in `turn.completed`. Rerun after changing it:
 
