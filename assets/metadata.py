@@ -11,10 +11,12 @@ show as stale in the UI when a run's record changed.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dagster as dg
+import numpy as np
 
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 
@@ -23,7 +25,7 @@ _NO_RECORD = "none"
 
 
 def markdown_lines(rows: Sequence[Mapping[str, Any]], limit: int = 30) -> str:
-    """Rows as a Markdown table (first `limit` rows), for metadata or a log line."""
+    """Rows as a Markdown table (first `limit` rows), for a log line."""
     if not rows:
         return "_(no rows)_"
     columns = list(rows[0])
@@ -35,9 +37,78 @@ def markdown_lines(rows: Sequence[Mapping[str, Any]], limit: int = 30) -> str:
     return "\n".join(lines)
 
 
-def markdown_table(rows: Sequence[Mapping[str, Any]], limit: int = 30) -> dg.MetadataValue:
-    """A preview table (first `limit` rows) as Markdown, without extra dependencies."""
-    return dg.MetadataValue.md(markdown_lines(rows, limit))
+Cell = str | int | float | bool | None
+
+
+def _cell(value: Any) -> Cell:
+    """A value as `TableRecord` accepts it (str, int, float, bool or None)."""
+    if isinstance(value, np.generic):  # pandas' and duckdb's numbers come as numpy scalars
+        value = value.item()
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        # The UI parses each record as JSON, which has no Infinity: the record would not show.
+        return value if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _column_type(values: Sequence[Cell]) -> str:
+    """The narrowest of bool, int, float and string that holds every value (None aside)."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return "bool"
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "int"
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return "float"
+    return "string"
+
+
+def _as_type(value: Cell, kind: str) -> Cell:
+    if value is None:
+        return None
+    if kind == "float":
+        return float(value)
+    if kind == "string":
+        return str(value)
+    return value
+
+
+def table_preview(
+    rows: Sequence[Mapping[str, Any]],
+    limit: int = 30,
+    *,
+    columns: Sequence[str] = (),
+    total: int | None = None,
+) -> dg.TableMetadataValue:
+    """The first `limit` rows as a table the UI renders, with each column's type inferred.
+
+    Columns are `columns`, else every key of the kept rows in order of appearance (a row
+    without one shows it empty); give `columns` so that an empty table keeps its header.
+    Values that are not str, int, float, bool or None are shown as text, and a column that
+    mixes types is text. `total` is how many rows `rows` was cut from, when the caller cut
+    it already (a SQL `limit`). When rows are left out, the schema says so as a table-level
+    note ("first 5 of 120 rows", under "Show schema" in the UI); the asset's row count says
+    how many there are in all.
+    """
+    kept = [{k: _cell(v) for k, v in row.items()} for row in rows[:limit]]
+    names = list(columns) or list(dict.fromkeys(k for row in kept for k in row))
+    types = {name: _column_type([row.get(name) for row in kept]) for name in names}
+    records = [
+        dg.TableRecord({name: _as_type(row.get(name), types[name]) for name in names})
+        for row in kept
+    ]
+    in_all = max(len(rows), total or 0)
+    notes = [f"first {len(kept)} of {in_all} rows"] if in_all > len(kept) else []
+    return dg.MetadataValue.table(
+        records=records,
+        schema=dg.TableSchema(
+            columns=[dg.TableColumn(name, types[name]) for name in names],
+            constraints=dg.TableConstraints(other=notes),
+        ),
+    )
 
 
 def record_hash(store: ArtifactStore, stage: str, run_id: str) -> str:

@@ -8,7 +8,7 @@ import base64
 
 import dagster as dg
 
-from assets.metadata import markdown_table
+from assets.metadata import table_preview
 from assets.sweeps.automation import whole_warehouse
 from bench_pipeline.analysis.stage import METRICS, run_effects_analysis
 from bench_pipeline.warehouse.marts import MART_SCHEMAS
@@ -90,7 +90,7 @@ def effects_analysis(
             "experiments": int(effects["experiment"].nunique()),
             "significant": int(effects["significant"].fillna(False).sum()),
             "meaningful": int(effects["meaningful"].fillna(False).sum()),
-            "strongest_on_score": markdown_table(
+            "strongest_on_score": table_preview(
                 strongest[
                     [
                         "experiment",
@@ -125,6 +125,6 @@ def effects_analysis(
             metadata={
                 "dagster/row_count": len(table),
                 **metadata,
-                "preview": markdown_table(table.round(4).to_dict("records"), 30),
+                "preview": table_preview(table.round(4).to_dict("records"), 30),
             },
         )

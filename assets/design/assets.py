@@ -5,7 +5,7 @@ import time
 import dagster as dg
 from pydantic import Field
 
-from assets.metadata import log_step_summary, markdown_table, run_result
+from assets.metadata import log_step_summary, run_result, table_preview
 from assets.partitions import run_partitions
 from assets.sweeps.launch import (
     launch_backfill,
@@ -94,7 +94,7 @@ def experiment_design(
             "design_file": dg.MetadataValue.path(
                 str(artifact_store.store().design_path(experiment.name))
             ),
-            "preview": markdown_table(preview),
+            "preview": table_preview(preview),
             **launched,
         }
     )

@@ -19,7 +19,7 @@ from assets.build import sandboxed_build
 from assets.design import experiment_design, run_spec
 from assets.evaluation import bot_evaluation
 from assets.generation import agent_generation
-from assets.metadata import markdown_table
+from assets.metadata import table_preview
 from assets.quality import quality_metrics
 from assets.sweeps.automation import whole_warehouse
 from bench_pipeline import settings
@@ -144,7 +144,7 @@ def warehouse(
                 # ("all" after a full load), and the models recomputed for just those runs.
                 "changed_runs": "all" if build.changed_runs is None else build.changed_runs,
                 "incremental_models": ", ".join(build.incremental) or "none",
-                "tables": markdown_table([{"table": t.name, "rows": t.rows} for t in sources], 100),
+                "tables": table_preview([{"table": t.name, "rows": t.rows} for t in sources], 100),
                 **{f"rows/{t.name}": t.rows for t in sources},
                 # Records that could not be loaded, moved aside: their stages are redone
                 # by the next `bench run` (docs/warehouse.md, "Corrupt records").
@@ -168,7 +168,7 @@ def warehouse(
                     "dagster/column_schema": dg.TableSchema(
                         columns=[dg.TableColumn(name=c[0], type=c[1]) for c in columns]
                     ),
-                    "preview": markdown_table(rows, 5),
+                    "preview": table_preview(rows, 5, total=table.rows),
                 },
             )
     yield from _check_results(checks, build.test_results)
@@ -203,7 +203,7 @@ def _quarantine_table(entries: list[QuarantinedRecord]) -> dg.MetadataValue:
         {"run": e.run_id, "stage": e.stage, "why": e.reason, "moved to": e.moved_to}
         for e in entries
     ]
-    return markdown_table(rows, 100) if rows else dg.MetadataValue.md("none")
+    return table_preview(rows, 100, columns=["run", "stage", "why", "moved to"])
 
 
 def _log_quarantined(context: dg.AssetExecutionContext, entries: list[QuarantinedRecord]) -> None:

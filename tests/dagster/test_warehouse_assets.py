@@ -223,8 +223,11 @@ def test_a_corrupt_record_is_quarantined_and_named_in_the_metadata(
     sources = result.asset_materializations_for_node("warehouse")
     meta = next(m for m in sources if m.asset_key == SOURCES).metadata
     assert meta["quarantined_count"].value == 1
-    table = str(meta["quarantined"].value)
-    assert victim in table and "quality_metrics" in table and "bad JSON" in table
+    table = meta["quarantined"].value
+    assert isinstance(table, dg.TableMetadataValue)
+    (entry,) = (r.data for r in table.records)
+    assert entry["run"] == victim and entry["stage"] == "quality_metrics"
+    assert "bad JSON" in str(entry["why"])
     # The other runs loaded; this one is in fct_runs without its quality score.
     db = data_dir / "warehouse.duckdb"
     assert query(db, "select count(*), count(quality_score) from fct_runs")[1] == [(runs, runs - 1)]
