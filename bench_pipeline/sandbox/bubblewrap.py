@@ -32,7 +32,6 @@ import stat
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -48,6 +47,7 @@ from bench_pipeline.sandbox.cgroup import CgroupSet
 from bench_pipeline.sandbox.disk import DiskWatch
 from bench_pipeline.sandbox.egress import EgressProxy, proxy_environment
 from bench_pipeline.sandbox.process import run_process
+from bench_pipeline.sandbox.processes import kill_uid, processes_of_uid
 from bench_pipeline.sandbox.reap import etc_prefix, reap_once
 
 MIB = 1024 * 1024
@@ -111,21 +111,6 @@ def _release_uid(uid: int) -> None:
         _uids_in_use.discard(uid)
 
 
-def _process_uid(pid: str) -> int | None:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("Uid:"):
-                    return int(line.split()[1])  # real uid
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def processes_of_uid(uid: int) -> list[int]:
-    return [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _process_uid(pid) == uid]
-
-
 def _tasks_of_uid(uid: int) -> int:
     """Threads of the uid's processes: what RLIMIT_NPROC really counts."""
     total = 0
@@ -137,34 +122,6 @@ def _tasks_of_uid(uid: int) -> int:
         threads = [line.split()[1] for line in status.splitlines() if line.startswith("Threads:")]
         total += int(threads[0]) if threads else 1
     return total
-
-
-def kill_uid(uid: int, wait_s: float = 2.0) -> bool:
-    """SIGKILL every process running as `uid`; True when none is left.
-
-    A pidfd pins the process between checking its uid and signalling it, so a recycled pid
-    (a fork bomb churns through them) can never make us kill a stranger.
-    """
-    deadline = time.monotonic() + wait_s
-    while True:
-        pids = processes_of_uid(uid)
-        if not pids:
-            return True
-        for pid in pids:
-            try:
-                fd = os.pidfd_open(pid)
-            except OSError:
-                continue
-            try:
-                if _process_uid(str(pid)) == uid:
-                    signal.pidfd_send_signal(fd, signal.SIGKILL)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-        if time.monotonic() >= deadline:
-            return not processes_of_uid(uid)
-        time.sleep(0.02)
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:

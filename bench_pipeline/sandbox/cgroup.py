@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench_pipeline.sandbox import processes
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("pids", "memory", "cpu", "freezer")
 _counter = itertools.count()
@@ -101,9 +103,9 @@ class CgroupSet:
             return cls(unavailable="no cgroup v1 pids hierarchy mounted")
         # The owner (pid and start time) in the name lets the next start reap it after a
         # crash without touching a live pipeline's cgroups (sandbox/reap.py).
-        from bench_pipeline.sandbox.reap import owner_tag
-
-        name = f"bench-sandbox-{owner_tag()}-{next(_counter)}-{time.monotonic_ns() % 10**9}"
+        name = (
+            f"bench-sandbox-{processes.owner_tag()}-{next(_counter)}-{time.monotonic_ns() % 10**9}"
+        )
         made = cls()
         for controller in CONTROLLERS:
             if controller not in mounts or (controller == "cpu" and not cpus):

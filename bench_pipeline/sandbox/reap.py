@@ -21,7 +21,6 @@ carry that uid (see the ordering note in `_restore_ownership`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import shutil
@@ -30,7 +29,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench_pipeline.sandbox import processes
 from bench_pipeline.sandbox.cgroup import CONTROLLERS, CgroupSet, _v1_mounts
+from bench_pipeline.sandbox.processes import kill_uid, start_time
 
 # bubblewrap.UID_RANGE (kept equal by tests/sandbox/test_reap.py; bubblewrap imports us).
 UID_RANGE = (3_000_000, 3_900_000)
@@ -42,29 +43,9 @@ _ETC_NAME = re.compile(r"^bench-sandbox-etc-(\d+)-(\d+)-(\d+)-")
 CGROUP_SEARCH_DEPTH = 8
 
 
-def start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot, None when it does not exist."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    fields = raw[raw.rfind(")") + 2 :].split()
-    try:
-        return int(fields[19])  # field 22 overall
-    except (IndexError, ValueError):
-        return None
-
-
-@functools.cache
-def owner_tag() -> str:
-    """`<pid>-<start>` of this process, for the names of what a run creates."""
-    return f"{os.getpid()}-{start_time(os.getpid()) or 0}"
-
-
 def etc_prefix(uid: int) -> str:
     """mkdtemp prefix of a run's generated /etc folder: owner and uid in the name."""
-    return f"{ETC_PREFIX}{owner_tag()}-{uid}-"
+    return f"{ETC_PREFIX}{processes.owner_tag()}-{uid}-"
 
 
 def owner_alive(pid: int, started: int | None) -> bool:
@@ -215,9 +196,6 @@ def reap_stale(roots: Iterable[Path] = (), temp_dir: Path | None = None) -> Reap
 
 
 def _kill_orphans(report: ReapReport, temp_dir: Path | None) -> None:
-    # Imported here: bubblewrap imports this module.
-    from bench_pipeline.sandbox.bubblewrap import kill_uid
-
     running = sandbox_processes()
     if not running:
         return

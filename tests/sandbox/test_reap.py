@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_pipeline.sandbox import reap
+from bench_pipeline.sandbox import processes, reap
 from bench_pipeline.sandbox.bubblewrap import BubblewrapSandbox, kill_uid, processes_of_uid
 from bench_pipeline.sandbox.cgroup import CgroupSet
 from bench_pipeline.sandbox.reap import (
@@ -126,7 +126,7 @@ def test_reaps_a_dead_owner_and_leaves_a_live_pipeline_alone(
     )
     _wait_for(lambda: (live_ws / "started").exists(), "the live run to start")
     # --- the leftovers of a pipeline that was SIGKILLed (its owner is dead) ---
-    monkeypatch.setattr(reap, "owner_tag", lambda: f"{dead_pid}-{dead_start}")
+    monkeypatch.setattr(processes, "owner_tag", lambda: f"{dead_pid}-{dead_start}")
     cgroups = CgroupSet.create(max_processes=50, memory_bytes=256 * 2**20, cpus=None)
     monkeypatch.undo()
     if not cgroups.active:
