@@ -18,7 +18,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
@@ -51,16 +51,12 @@ class MainRunSummary:
     repaired: list[str] = field(default_factory=list)
 
 
-# The per-run stages whose records the resume logic checks, with the columns the
-# warehouse relies on, and the order in which a quarantined record's stage is redone.
-_REPAIR_ORDER = ("run_spec", "sandboxed_build", "bot_evaluation", "quality_metrics")
-
-
 def _stage_columns() -> dict[str, dict[str, str]]:
+    """The per-run stages whose records the resume logic checks, with the columns the
+    warehouse relies on."""
     from bench_pipeline.warehouse.build import SOURCE_SCHEMAS
 
-    stages = ("agent_generation", *_REPAIR_ORDER)
-    return {stage: SOURCE_SCHEMAS.get(f"raw_{stage}", {}) for stage in stages}
+    return {stage: SOURCE_SCHEMAS.get(f"raw_{stage}", {}) for stage in stages.PER_RUN}
 
 
 def contiguous_ranges(ordered_keys: Sequence[str], wanted: set[str]) -> list[tuple[str, str]]:
@@ -228,15 +224,8 @@ def run_main(
     endurance_s: float = 30.0,
 ) -> MainRunSummary:
     # Imported here so that `bench design` and `bench sql` stay fast to start.
-    from assets.analysis import effects_analysis
-    from assets.build import sandboxed_build
-    from assets.design import experiment_design, run_spec
-    from assets.evaluation import bot_evaluation
-    from assets.generation import agent_generation
+    from assets.definitions import ACROSS_RUN_ASSETS, ALL_ASSETS, PER_RUN_ASSETS, STAGE_ASSETS
     from assets.partitions import run_partitions
-    from assets.quality import quality_metrics
-    from assets.report import results_site
-    from assets.warehouse import warehouse
     from bench_pipeline.definitions import defs
     from bench_pipeline.design import load_experiment
     from bench_pipeline.warehouse.artifacts import ArtifactStore
@@ -245,8 +234,9 @@ def run_main(
     start_up(instance, progress)
     experiment = load_experiment(experiment_file)  # refuse a bad file before anything runs
     resources = defs.resources
-    run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics]
-    all_assets = [experiment_design, *run_stages, warehouse, effects_analysis, results_site]
+    experiment_design = STAGE_ASSETS[stages.DESIGN]
+    run_stages = PER_RUN_ASSETS
+    all_assets = ALL_ASSETS
 
     progress(f"designing {experiment.name} from {experiment_file}")
     before = set(instance.get_dynamic_partitions(run_partitions.name))
@@ -269,8 +259,8 @@ def run_main(
     # here, and an agent run that exists is reused, not repeated (it costs money);
     # recomputing stale stages is the automation's job.
     done = instance.get_materialized_partitions(
-        bot_evaluation.key
-    ) & instance.get_materialized_partitions(quality_metrics.key)
+        STAGE_ASSETS["bot_evaluation"].key
+    ) & instance.get_materialized_partitions(STAGE_ASSETS["quality_metrics"].key)
     # A record that cannot be loaded is moved aside, and its stage is computed again
     # below for that run alone. Never the agent's: a new agent run costs money, so a run
     # whose agent record is quarantined is held back and named (docs/warehouse.md).
@@ -279,7 +269,7 @@ def run_main(
     for entry in scan_records(store, _stage_columns(), sorted(wanted)):
         progress(f"quarantined a bad record: {entry.describe()}")
     repairs = pending_repairs(store, wanted)
-    held = repairs.pop(agent_generation.key.to_user_string(), set())
+    held = repairs.pop("agent_generation", set())
     for run_id in sorted(held):
         progress(
             f"run {run_id}: its agent_generation record is quarantined; the agent is not "
@@ -293,7 +283,7 @@ def run_main(
     failed: list[str] = []
     repaired: list[str] = []
     stage_assets = {a.key.to_user_string(): a for a in run_stages}
-    for stage in _REPAIR_ORDER:
+    for stage in stages.REPAIRABLE:
         runs = repairs.get(stage, set()) - todo - held
         for first, last in chunked(ordered, contiguous_ranges(ordered, runs), CHUNK):
             progress(f"recomputing {stage} for runs {first} … {last} (its record was quarantined)")
@@ -358,7 +348,7 @@ def run_main(
     progress("building the warehouse, its marts, the effects analysis and the results site")
     result = dg.materialize(
         all_assets,
-        selection=[warehouse, effects_analysis, results_site],
+        selection=ACROSS_RUN_ASSETS,
         instance=instance,
         resources=resources,
         run_config=QUIET,

@@ -17,26 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import dagster as dg
 from sqlalchemy.exc import IntegrityError
 
 from assets.sweeps import backfills
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 
-# The per-run stages, in order, then what every sweep refreshes at its end.
-RUN_STAGE_KEYS = [
-    dg.AssetKey(name)
-    for name in (
-        "run_spec",
-        "agent_generation",
-        "sandboxed_build",
-        "bot_evaluation",
-        "quality_metrics",
-    )
-]
+# The per-run stages, in order (bench_pipeline/stages.py); what every sweep refreshes at
+# its end is derived from the graph (_unpartitioned_downstream).
+RUN_STAGE_KEYS = [dg.AssetKey(name) for name in stages.PER_RUN]
 EXPERIMENT_TAG = "bench/experiment"
 LAUNCHED_BY_TAG = "bench/launched_by"
 
@@ -96,18 +89,30 @@ class Launch:
         )
 
 
+# The whole project's asset graph, for runs executed in process with no code location:
+# set by assets/definitions.py once it has assembled the definitions (this module cannot
+# import them: they import it).
+_project_graph: Callable[[], Any] | None = None
+
+
+def use_project_graph(graph: Callable[[], Any]) -> None:
+    global _project_graph
+    _project_graph = graph
+
+
 def project_asset_graph(context: dg.AssetExecutionContext):
-    """The asset graph of the code location the run belongs to; the project's own when the
-    run was executed in process from a bare job (tests, `execute_in_process`)."""
+    """The asset graph of the code location the run belongs to; for a job executed in
+    process with no code location (tests, `execute_in_process`), the project's, which a
+    job's own graph is not (it holds only the job's selection)."""
     try:
         return context.repository_def.asset_graph
-    except dg.DagsterInvariantViolationError:
-        pass
-    except Exception:  # a CheckError when no repository was loaded
-        pass
-    from bench_pipeline.definitions import defs  # the module that imports this one
-
-    return defs.resolve_asset_graph()
+    except Exception:  # Dagster's CheckError: no repository was loaded
+        if _project_graph is None:
+            raise RuntimeError(
+                "no code location and no project graph: import bench_pipeline.definitions "
+                "before executing a sweep in process"
+            ) from None
+        return _project_graph()
 
 
 def _unpartitioned_downstream(asset_graph) -> list[dg.AssetKey]:

@@ -15,14 +15,9 @@ from collections.abc import Iterator
 import dagster as dg
 import duckdb
 
-from assets.build import sandboxed_build
-from assets.design import experiment_design, run_spec
-from assets.evaluation import bot_evaluation
-from assets.generation import agent_generation
 from assets.metadata import table_preview
-from assets.quality import quality_metrics
 from assets.sweeps.automation import whole_warehouse
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.warehouse.build import BlockingTestFailure
 from bench_pipeline.warehouse.datatests import DataTest, DataTestResult
 from bench_pipeline.warehouse.integrity import QuarantinedRecord
@@ -70,14 +65,9 @@ def _model_spec(model: SqlModel) -> dg.AssetSpec:
 _SPECS = [
     dg.AssetSpec(
         key=SOURCES,
-        deps=[
-            experiment_design,
-            run_spec,
-            agent_generation,
-            sandboxed_build,
-            bot_evaluation,
-            quality_metrics,
-        ],
+        # Every stage that writes records: the design and each per-run stage
+        # (bench_pipeline/stages.py); keys, so this module needs none of their code.
+        deps=[dg.AssetKey(stage) for stage in (stages.DESIGN, *stages.PER_RUN)],
         description="The stages' per-run records, designs and reference tables loaded from "
         "the artifact store into raw_* and ref_* tables.",
         group_name="warehouse",

@@ -78,9 +78,7 @@ def build_from_remote(
     """Update the bucket's columnar mirror and build this machine's warehouse from it,
     with the effects analysis and the results site: the last step of `run_main`, with the
     records read from the bucket."""
-    from assets.analysis import effects_analysis
-    from assets.report import results_site
-    from assets.warehouse import warehouse
+    from assets.definitions import ACROSS_RUN_ASSETS
     from bench_pipeline.definitions import defs
     from bench_pipeline.runner import QUIET
     from bench_pipeline.warehouse.artifacts import ArtifactStore
@@ -92,7 +90,7 @@ def build_from_remote(
         sync = remote.sync_mirror(store, SOURCE_SCHEMAS)
         progress(f"columnar mirror in {remote.url}: {sync.describe()}")
         result = dg.materialize(
-            [warehouse, effects_analysis, results_site],
+            ACROSS_RUN_ASSETS,
             instance=instance,
             resources=defs.resources,
             run_config=QUIET,
@@ -116,15 +114,8 @@ def run_worker(
     progress: Callable[[str], None] = print,
 ) -> WorkerSummary:
     # Imported here so that the CLI starts fast.
-    from assets.analysis import effects_analysis
-    from assets.build import sandboxed_build
-    from assets.design import experiment_design, run_spec
-    from assets.evaluation import bot_evaluation
-    from assets.generation import agent_generation
+    from assets.definitions import ALL_ASSETS, PER_RUN_ASSETS, STAGE_ASSETS
     from assets.partitions import run_partitions
-    from assets.quality import quality_metrics
-    from assets.report import results_site
-    from assets.warehouse import warehouse
     from bench_pipeline.definitions import defs
     from bench_pipeline.design import load_experiment
     from bench_pipeline.runner import (
@@ -155,8 +146,10 @@ def run_worker(
     claims = Claims(dsn)
     claims.setup()
     resources = defs.resources
-    run_stages = [run_spec, agent_generation, sandboxed_build, bot_evaluation, quality_metrics]
-    all_assets = [experiment_design, *run_stages, warehouse, effects_analysis, results_site]
+    experiment_design = STAGE_ASSETS["experiment_design"]
+    bot_evaluation = STAGE_ASSETS["bot_evaluation"]
+    run_stages = PER_RUN_ASSETS
+    all_assets = ALL_ASSETS
     # The claims decide who executes what: the daemon must never retry a worker's run.
     base_tags = {"bench/experiment": experiment.name, WORKER_TAG: name, "dagster/max_retries": "0"}
     summary = WorkerSummary(experiment=experiment.name, worker=name, runs=0)
@@ -192,7 +185,7 @@ def run_worker(
     # Runs complete before any worker (a `bench run` on this instance) are not redone.
     complete = instance.get_materialized_partitions(
         bot_evaluation.key
-    ) & instance.get_materialized_partitions(quality_metrics.key)
+    ) & instance.get_materialized_partitions(STAGE_ASSETS["quality_metrics"].key)
     added = claims.register(experiment.name, ordered, complete)
     if retry_failed:
         progress(f"{claims.retry_failed(experiment.name)} failed runs claimable again")

@@ -1,0 +1,110 @@
+"""The house rules a newcomer relies on: one list of stages, and no import cycles."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from bench_pipeline import settings, stages
+
+ROOT = settings.project_root()
+PACKAGES = ("assets", "resources", "bench_pipeline")
+
+
+def test_the_definitions_follow_the_one_list_of_stages() -> None:
+    from assets.definitions import STAGE_ASSETS
+    from bench_pipeline.definitions import defs
+
+    assert list(STAGE_ASSETS) == list(stages.STAGES)
+    graph = defs.resolve_asset_graph()
+    for stage, asset in STAGE_ASSETS.items():
+        groups = {graph.get(key).group_name for key in asset.keys}
+        # run_spec is the design's frozen per-run output; the rest are their own group.
+        assert groups == {"experiment_design" if stage == "run_spec" else stage}, stage
+    per_run = {
+        k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).is_partitioned
+    }
+    assert per_run == set(stages.PER_RUN)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """Project modules `path` imports anywhere (functions included: a lazy import hides a
+    cycle, it does not remove it), except under `if TYPE_CHECKING:`."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(sub)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for sub in ast.walk(node)
+    }
+
+    def resolve(name: str) -> str | None:
+        parts = name.split(".")
+        while parts and ".".join(parts) not in modules:
+            parts.pop()
+        return ".".join(parts) or None
+
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(filter(None, (resolve(a.name) for a in node.names)))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                target = resolve(f"{node.module}.{alias.name}") or resolve(node.module)
+                if target:
+                    found.add(target)
+    return found
+
+
+def test_no_module_of_the_project_imports_itself_back() -> None:
+    modules = _modules()
+    edges = {name: _imports(path, modules) - {name} for name, path in modules.items()}
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(edges[name]):
+            if state.get(target) == 1:
+                cycles.append(" -> ".join([*path[path.index(target) :], target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(edges):
+        if name not in state:
+            visit(name, [name])
+    assert not cycles, "\n".join(cycles)
+
+
+def test_the_pure_package_leaves_dagster_to_its_wrappers() -> None:
+    """bench_pipeline holds the stage logic; the Dagster code lives in assets/ and
+    resources/. The modules named here drive Dagster on purpose: the contract's entry point,
+    `bench run`, `bench worker`, the CLI and the daemon wrapper."""
+    allowed = {
+        "bench_pipeline.definitions",
+        "bench_pipeline.runner",
+        "bench_pipeline.sharing.worker",
+        "bench_pipeline.cli",
+        "bench_pipeline.orchestration",
+    }
+    modules = _modules()
+    offenders = sorted(
+        name
+        for name, path in modules.items()
+        if name.startswith("bench_pipeline")
+        and not any(name == a or name.startswith(a + ".") for a in allowed)
+        and any(t.split(".")[0] in ("assets", "resources") for t in _imports(path, modules))
+    )
+    assert not offenders
