@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets.analysis import effects_analysis
-from assets.build import sandboxed_build
-from assets.design import experiment_design, run_spec
-from assets.evaluation import bot_evaluation
-from assets.generation import agent_generation
-from assets.quality import quality_metrics
-from assets.report import results_site
+from assets.agent_generation import agent_generation
+from assets.automation import automation_condition_sensor
+from assets.bot_evaluation import bot_evaluation
+from assets.effects_analysis import effects_analysis
+from assets.experiment_design import experiment_design, run_spec
+from assets.quality_metrics import quality_metrics
+from assets.results_site import results_site
+from assets.sandboxed_build import sandboxed_build
 from assets.sweeps import launch
-from assets.sweeps.automation import automation_condition_sensor
 from assets.sweeps.jobs import sweep_job
 from assets.sweeps.schedules import new_model_backfill_schedule
 from assets.warehouse import warehouse

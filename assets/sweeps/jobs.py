@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from assets.design import experiment_design
-from assets.design.assets import ExperimentDesignConfig
+from assets.experiment_design import experiment_design
+from assets.experiment_design.assets import ExperimentDesignConfig
 
 sweep_job = dg.define_asset_job(
     "sweep_job",

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import dagster as dg
 import duckdb
 
+from assets.automation import whole_warehouse
 from assets.metadata import table_preview
-from assets.sweeps.automation import whole_warehouse
 from bench_pipeline import settings, stages
 from bench_pipeline.warehouse.build import BlockingTestFailure
 from bench_pipeline.warehouse.datatests import DataTest, DataTestResult

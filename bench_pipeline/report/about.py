@@ -12,7 +12,7 @@ from typing import Any
 from bench_pipeline.bot.accuracy import OVERALL, all_tests, trust_sentence
 from bench_pipeline.bot.contract import BOT_VERSION, TESTS
 from bench_pipeline.report.data import Row, Warehouse
-from bench_pipeline.report.definitions import methodology_context
+from bench_pipeline.report.methodology import methodology_context
 from bench_pipeline.report.site_base import _Site
 
 # ------------------------------------------------------------------------------------------

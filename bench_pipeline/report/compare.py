@@ -11,8 +11,8 @@ from typing import Any
 from bench_pipeline.analysis.stage import MAX_INTERACTION_CHARTS, METRICS
 from bench_pipeline.report import readings, svg
 from bench_pipeline.report.data import Row, Warehouse
-from bench_pipeline.report.definitions import METRIC_TITLES
 from bench_pipeline.report.files import inside, png_size
+from bench_pipeline.report.methodology import METRIC_TITLES
 from bench_pipeline.report.site_base import _group, _level, _Site
 
 INTERACTIONS_SHOWN = 8  # per outcome, beyond the significant ones

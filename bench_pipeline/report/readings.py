@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bench_pipeline.analysis.render import number, p_text
-from bench_pipeline.report.definitions import METRIC_LABELS, METRIC_UNITS
+from bench_pipeline.report.methodology import METRIC_LABELS, METRIC_UNITS
 
 Row = Mapping[str, Any]
 

@@ -349,7 +349,7 @@ def test_one_broken_run_does_not_fail_the_others_of_its_chunk(
 ) -> None:
     import dagster as dg
 
-    from assets.generation import agent_generation
+    from assets.agent_generation import agent_generation
     from bench_pipeline.definitions import ALL_ASSETS
     from bench_pipeline.runner import RANGE_END, RANGE_START
     from resources import AgentResource

@@ -9,8 +9,8 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from assets.design import experiment_design, run_spec
-from assets.evaluation import bot_evaluation
+from assets.bot_evaluation import bot_evaluation
+from assets.experiment_design import experiment_design, run_spec
 from assets.partitions import run_partitions
 from assets.stage_checks import gameplay_score_in_range, results, sixteen_verdicts
 from bench_pipeline import settings
@@ -78,7 +78,7 @@ def test_a_run_without_a_build_record_fails_clearly(
 ) -> None:
     instance.add_dynamic_partitions(run_partitions.name, ["smoke.cnone.r0"])
     context = dg.build_asset_context(partition_key="smoke.cnone.r0", instance=instance)
-    from assets.evaluation.assets import BotEvaluationConfig
+    from assets.bot_evaluation.assets import BotEvaluationConfig
 
     with pytest.raises(dg.Failure, match="materialize sandboxed_build"):
         bot_evaluation(
@@ -96,8 +96,8 @@ def test_a_run_that_crashes_the_bot_does_not_cost_the_others_their_verdicts(
 ) -> None:
     """One game that makes the bot raise fails the step naming that run; the step's other
     runs are still evaluated and recorded (no chunk-wide loss)."""
-    import assets.evaluation.assets as evaluation_assets
-    from assets.evaluation.assets import BotEvaluationConfig
+    import assets.bot_evaluation.assets as evaluation_assets
+    from assets.bot_evaluation.assets import BotEvaluationConfig
     from bench_pipeline.bot.record import no_page_evaluation
 
     keys = ["smoke.ccrash.r0", "smoke.cfine.r0"]

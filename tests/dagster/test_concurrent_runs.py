@@ -17,7 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from assets.design import experiment_design, run_spec
+from assets.experiment_design import experiment_design, run_spec
 from assets.partitions import run_partitions
 from bench_pipeline import settings
 from bench_pipeline.warehouse.build import query
@@ -26,7 +26,7 @@ WORKER = """
 import json, os, sys, time
 from pathlib import Path
 import dagster as dg
-from assets.design import experiment_design, run_spec
+from assets.experiment_design import experiment_design, run_spec
 from assets.warehouse import warehouse
 from bench_pipeline.definitions import defs
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from assets.design import experiment_design, run_spec
-from assets.design.assets import ExperimentDesignConfig
+from assets.experiment_design import experiment_design, run_spec
+from assets.experiment_design.assets import ExperimentDesignConfig
 from assets.partitions import run_partitions
 from bench_pipeline import settings
 from bench_pipeline.runner import contiguous_ranges

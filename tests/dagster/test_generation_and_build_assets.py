@@ -12,13 +12,13 @@ import dagster as dg
 import pytest
 import yaml
 
-from assets.build import sandboxed_build
-from assets.design import experiment_design, run_spec
-from assets.evaluation import bot_evaluation
-from assets.generation import agent_generation
-from assets.generation.assets import AgentGenerationConfig
+from assets.agent_generation import agent_generation
+from assets.agent_generation.assets import AgentGenerationConfig
+from assets.bot_evaluation import bot_evaluation
+from assets.experiment_design import experiment_design, run_spec
 from assets.partitions import run_partitions
-from assets.quality import quality_metrics
+from assets.quality_metrics import quality_metrics
+from assets.sandboxed_build import sandboxed_build
 from assets.warehouse import warehouse
 from bench_pipeline import settings
 from bench_pipeline.definitions import ALL_ASSETS

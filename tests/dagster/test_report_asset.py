@@ -8,8 +8,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.analysis import effects_analysis
-from assets.report import results_site
+from assets.effects_analysis import effects_analysis
+from assets.results_site import results_site
 from assets.warehouse import warehouse
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from tests.dagster.test_warehouse_assets import fill_store

@@ -8,8 +8,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from assets.design import experiment_design, run_spec
-from assets.generation import agent_generation
+from assets.agent_generation import agent_generation
+from assets.experiment_design import experiment_design, run_spec
 from assets.partitions import run_partitions
 from bench_pipeline import settings
 from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentTask

@@ -13,7 +13,7 @@ import pytest
 from dagster._core.definitions.data_version import CachingStaleStatusResolver
 from dagster._core.loader import LoadingContextForTest
 
-from assets.analysis import effects_analysis
+from assets.effects_analysis import effects_analysis
 from assets.metadata import record_hash, step_data_version
 from assets.warehouse import warehouse
 from bench_pipeline import settings

@@ -420,7 +420,7 @@ def _seed(home: Path, data: Path, env: dict[str, str]) -> None:
     """The state the documented pages talk about: two registered runs whose bot results are
     from an older bot (so Unsynced), the effects mart with a chart, the pools `bench pools`
     sets."""
-    from assets.analysis.assets import _image
+    from assets.effects_analysis.assets import _image
 
     subprocess.run(
         [str(Path(sys.executable).with_name("bench")), "pools"],

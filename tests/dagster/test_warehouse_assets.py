@@ -8,7 +8,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from assets.analysis import effects_analysis
+from assets.effects_analysis import effects_analysis
 from assets.warehouse import warehouse
 from assets.warehouse.assets import MODELS, SOURCES
 from bench_pipeline import settings

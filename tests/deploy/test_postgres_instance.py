@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from assets.design import experiment_design, run_spec
+from assets.experiment_design import experiment_design, run_spec
 from assets.partitions import run_partitions
 from bench_pipeline import settings
 

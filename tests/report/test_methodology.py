@@ -11,7 +11,7 @@ from bench_pipeline.analysis.stage import METRICS
 from bench_pipeline.bot.contract import TEST_IDS, TESTS
 from bench_pipeline.design import AXES, DESIGN_TYPES
 from bench_pipeline.quality.score import DEFAULT_WEIGHTS, Penalty, ScoreWeights
-from bench_pipeline.report.definitions import (
+from bench_pipeline.report.methodology import (
     DESIGN_DESCRIPTIONS,
     HEADLINE_WEIGHTS,
     METRIC_LABELS,

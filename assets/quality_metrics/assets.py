@@ -6,12 +6,12 @@ from typing import Any
 
 import dagster as dg
 
-from assets.build import sandboxed_build
-from assets.generation import agent_generation
+from assets.agent_generation import agent_generation
+from assets.automation import per_run_stage
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
+from assets.sandboxed_build import sandboxed_build
 from assets.stage_checks import check_step, one_record, quality_score_in_range, specs
-from assets.sweeps.automation import per_run_stage
 from bench_pipeline.agents.stage import NoGenerationRecord
 from bench_pipeline.quality.metrics import CONTRACT_KEYS
 from bench_pipeline.quality.stage import (

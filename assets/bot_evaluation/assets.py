@@ -5,10 +5,11 @@ from typing import Any
 
 import dagster as dg
 
-from assets.build import sandboxed_build
-from assets.design import run_spec
+from assets.automation import per_run_stage
+from assets.experiment_design import run_spec
 from assets.metadata import log_step_summary, run_result, verdicts_table
 from assets.partitions import run_partitions
+from assets.sandboxed_build import sandboxed_build
 from assets.stage_checks import (
     check_step,
     gameplay_score_in_range,
@@ -16,7 +17,6 @@ from assets.stage_checks import (
     sixteen_verdicts,
     specs,
 )
-from assets.sweeps.automation import per_run_stage
 from bench_pipeline import settings
 from bench_pipeline.bot import BOT_VERSION, TEST_IDS, evaluate
 from bench_pipeline.bot.evaluate import BrowserMissingError

@@ -4,11 +4,11 @@ from typing import Any
 
 import dagster as dg
 
-from assets.generation import agent_generation
+from assets.agent_generation import agent_generation
+from assets.automation import per_run_stage
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, one_record, specs
-from assets.sweeps.automation import per_run_stage
 from bench_pipeline import settings
 from bench_pipeline.agents.stage import NoGenerationRecord
 from bench_pipeline.build.project import BuildResult

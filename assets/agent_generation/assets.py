@@ -5,7 +5,7 @@ from typing import Any
 
 import dagster as dg
 
-from assets.design import run_spec
+from assets.experiment_design import run_spec
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, cost_non_negative, one_record, specs

@@ -8,8 +8,8 @@ import base64
 
 import dagster as dg
 
+from assets.automation import whole_warehouse
 from assets.metadata import table_preview
-from assets.sweeps.automation import whole_warehouse
 from bench_pipeline.analysis.stage import METRICS, run_effects_analysis
 from bench_pipeline.warehouse.marts import MART_SCHEMAS
 from bench_pipeline.warehouse.writer import replace_table, updating

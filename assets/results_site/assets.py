@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.sweeps.automation import whole_warehouse
+from assets.automation import whole_warehouse
 from bench_pipeline import settings
 from bench_pipeline.report import ReportError, build_site
 from bench_pipeline.report.data import TABLES

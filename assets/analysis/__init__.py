@@ -1,3 +1,0 @@
-from assets.analysis.assets import effects_analysis
-
-__all__ = ["effects_analysis"]

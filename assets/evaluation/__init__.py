@@ -1,3 +1,0 @@
-from assets.evaluation.assets import bot_evaluation
-
-__all__ = ["bot_evaluation"]

@@ -1,3 +1,0 @@
-from assets.generation.assets import agent_generation
-
-__all__ = ["agent_generation"]

@@ -1,3 +1,0 @@
-from assets.report.assets import results_site
-
-__all__ = ["results_site"]

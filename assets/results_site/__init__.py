@@ -1,0 +1,3 @@
+from assets.results_site.assets import results_site
+
+__all__ = ["results_site"]
