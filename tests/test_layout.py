@@ -108,3 +108,46 @@ def test_the_pure_package_leaves_dagster_to_its_wrappers() -> None:
         and any(t.split(".")[0] in ("assets", "resources") for t in _imports(path, modules))
     )
     assert not offenders
+
+
+def _declared() -> set[str]:
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0] for d in project["dependencies"]}
+    return {n.lower().replace("_", "-") for n in names}
+
+
+def test_every_library_the_code_imports_is_declared() -> None:
+    """A package that arrives only through another (pydantic through Dagster, say) can
+    leave with that one's next release; the code's own imports are in pyproject.toml."""
+    import importlib.metadata
+    import sys
+
+    distributions = importlib.metadata.packages_distributions()
+    modules = _modules()
+    roots = {
+        target.split(".")[0]
+        for path in modules.values()
+        for node in ast.walk(ast.parse(path.read_text()))
+        for target in (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module]
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+            else []
+        )
+    }
+    third_party = {
+        root
+        for root in roots
+        if root not in sys.stdlib_module_names and root not in PACKAGES and root != "__future__"
+    }
+    declared = _declared()
+    missing = {
+        root: distributions.get(root, ["?"])
+        for root in third_party
+        if not {d.lower().replace("_", "-") for d in distributions.get(root, [root])} & declared
+    }
+    assert not missing, missing
