@@ -427,28 +427,75 @@ def ui(
     )
 
 
+# Defaults as in bench_pipeline.report.site (PAGE_SIZE, ARCHIVE_MAX_BYTES): importing the
+# report package costs seconds, which `bench --help` must not pay; a test keeps them equal.
+REPORT_PAGE_SIZE = 200
+REPORT_ARCHIVE_MAX_MB = 5.0
+
+
 @app.command(
-    help="Build the static results site (leaderboard, compare, run detail, methodology, bot "
-    "accuracy) from "
-    "the warehouse: `bench report --out DIR [--db PATH] [--artifacts DIR]`; "
+    short_help="Build the static results site (leaderboard, compare, run detail, methodology, "
+    "bot accuracy) from the warehouse: `bench report --out DIR [--db PATH] [--artifacts DIR]`; "
     "`bench report --help` lists every option.",
-    add_help_option=False,
-    context_settings={
-        "allow_extra_args": True,
-        "ignore_unknown_options": True,
-        "help_option_names": [],
-    },
+    help="Build the static results site (leaderboard, comparisons, one page per run, "
+    "methodology, bot accuracy) from the warehouse; it opens from disk or any static host. "
+    "See docs/report.md.",
+    # -h as well: the argparse parser this command replaced accepted it.
+    context_settings={"help_option_names": ["--help", "-h"]},
 )
-def report(ctx: typer.Context) -> None:
-    # argparse owns the options (bench_pipeline.report.cli), so `python -m
-    # bench_pipeline.report` and `bench report` accept exactly the same ones.
-    import argparse
+def report(
+    site_dir: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            metavar="DIR",
+            help="Folder to write the site into (created; an earlier site there is replaced).",
+        ),
+    ],
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db",
+            metavar="PATH",
+            help="Warehouse file (default: $BENCH_WAREHOUSE or data/warehouse.duckdb).",
+        ),
+    ] = None,
+    artifacts: Annotated[
+        Path | None,
+        typer.Option(
+            "--artifacts",
+            metavar="DIR",
+            help="Artifact store (default: $BENCH_ARTIFACTS_DIR or data/artifacts).",
+        ),
+    ] = None,
+    title: Annotated[str, typer.Option("--title", metavar="TITLE", help="Site title.")] = (
+        "bench_pipeline results"
+    ),
+    page_size: Annotated[
+        int, typer.Option("--page-size", metavar="N", help="Runs per page of the runs index.")
+    ] = REPORT_PAGE_SIZE,
+    archive_max_mb: Annotated[
+        float,
+        typer.Option(
+            "--archive-max-mb",
+            metavar="MB",
+            help="Copy workspace archives up to this size (MB) into the site; larger ones are "
+            "named, not copied.",
+        ),
+    ] = REPORT_ARCHIVE_MAX_MB,
+) -> None:
+    from bench_pipeline.report.cli import report_command
 
-    from bench_pipeline.report.cli import DESCRIPTION, add_report_arguments, report_command
-
-    parser = argparse.ArgumentParser(prog="bench report", description=DESCRIPTION)
-    add_report_arguments(parser)
-    raise typer.Exit(report_command(parser.parse_args(ctx.args)))
+    raise typer.Exit(
+        report_command(
+            site_dir,
+            db=db,
+            artifacts=artifacts,
+            title=title,
+            page_size=page_size,
+            archive_max_mb=archive_max_mb,
+        )
+    )
 
 
 @app.command()

@@ -5,8 +5,8 @@ the artifact store, and writes a folder that opens from disk or any static host.
 See docs/report.md.
 """
 
-from bench_pipeline.report.cli import add_report_arguments, report_command
+from bench_pipeline.report.cli import report_command
 from bench_pipeline.report.data import ReportError
 from bench_pipeline.report.site import SiteSummary, build_site
 
-__all__ = ["ReportError", "SiteSummary", "add_report_arguments", "build_site", "report_command"]
+__all__ = ["ReportError", "SiteSummary", "build_site", "report_command"]

@@ -1,7 +1,8 @@
-"""`python -m bench_pipeline.report --out DIR [--db PATH] [--artifacts DIR]`."""
+"""`python -m bench_pipeline.report --out DIR [--db PATH] [--artifacts DIR]`: `bench report`."""
 
 import sys
 
-from bench_pipeline.report.cli import main
+from bench_pipeline.cli import app
 
-sys.exit(main())
+# The very command `bench report` runs, so both accept and print exactly the same.
+app(args=["report", *sys.argv[1:]], prog_name="bench")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import html.parser
 import os
 import re
@@ -14,7 +13,7 @@ import duckdb
 import pytest
 
 from bench_pipeline import settings
-from bench_pipeline.report import ReportError, add_report_arguments, build_site, report_command
+from bench_pipeline.report import ReportError, build_site, report_command
 from bench_pipeline.report.files import Slugs
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import build_warehouse
@@ -315,21 +314,10 @@ def test_rebuild_replaces_an_earlier_site_but_never_a_foreign_folder(
     assert (foreign / "notes.txt").read_text() == "mine"
 
 
-def _args(**kw: object) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_report_arguments(parser)
-    argv: list[str] = []
-    for key, value in kw.items():
-        argv += [f"--{key.replace('_', '-')}", str(value)]
-    return parser.parse_args(argv)
-
-
 def test_missing_warehouse_is_one_clear_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = report_command(
-        _args(out=tmp_path / "s", db=tmp_path / "nope.duckdb", artifacts=tmp_path)
-    )
+    code = report_command(tmp_path / "s", db=tmp_path / "nope.duckdb", artifacts=tmp_path)
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("error: no warehouse at ")
@@ -349,7 +337,7 @@ def test_empty_or_bad_warehouse_is_refused(
         build_site(blank, tmp_path / "a", tmp_path / "s")
     junk = tmp_path / "junk.duckdb"
     junk.write_text("not a database")
-    assert report_command(_args(out=tmp_path / "s", db=junk, artifacts=tmp_path)) == 2
+    assert report_command(tmp_path / "s", db=junk, artifacts=tmp_path) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: cannot open the warehouse") and err.count("\n") == 1
     assert not (tmp_path / "s").exists()
@@ -359,7 +347,7 @@ def test_report_command_prints_summary_and_index(
     site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = report_command(
-        _args(out=tmp_path / "s", db=site.fake.db, artifacts=site.fake.artifacts, page_size=500)
+        tmp_path / "s", db=site.fake.db, artifacts=site.fake.artifacts, page_size=500
     )
     out = capsys.readouterr().out.splitlines()
     assert code == 0
