@@ -9,6 +9,7 @@ from the whole transcript, never while it streams.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -37,6 +38,10 @@ EventKind = Literal[
 ]
 
 TOOL_INPUT_CHARS = 160
+# Linux refuses a single argument longer than 128 KiB (MAX_ARG_STRLEN) and both agents hand a
+# command to the shell as one, so no command that ran is cut; the bound only stops a broken
+# or hostile transcript from filling memory.
+COMMAND_CHARS = 131_072
 
 
 @dataclass
@@ -48,6 +53,13 @@ class TranscriptEvent:
     response the event belongs to, set on one event per response only, so the column sums
     to the run's output tokens. `ref` links a tool_result to its tool_call (tool use id /
     Codex item id).
+
+    Two fields are set on tool_call events only, for the quality analysis, because
+    `tool_input` is a one-line summary cut at `TOOL_INPUT_CHARS`: `command` is the call's
+    whole command as the agent gave it (Claude's `command` input; Codex's command_execution
+    command line, its `bash -lc '…'` wrapper kept, an argv list joined), cut only at
+    `COMMAND_CHARS`, None for a call without one; `background` says the call was started
+    detached (Claude's Bash `run_in_background`).
     """
 
     index: int
@@ -59,6 +71,8 @@ class TranscriptEvent:
     text: str = ""
     tokens: int | None = None
     ref: str | None = None
+    command: str | None = None
+    background: bool = False
 
 
 def _summarize_input(tool: str, value: Any) -> str:
@@ -85,6 +99,13 @@ def _summarize_input(tool: str, value: Any) -> str:
         text = str(value)
     text = " ".join(text.split())
     return text if len(text) <= TOOL_INPUT_CHARS else text[: TOOL_INPUT_CHARS - 1] + "…"
+
+
+def _full_command(value: Any) -> str | None:
+    """A command as it was given (whitespace and newlines kept), cut at `COMMAND_CHARS`."""
+    if not isinstance(value, str) or not value:
+        return None
+    return value if len(value) <= COMMAND_CHARS else value[: COMMAND_CHARS - 1] + "…"
 
 
 def _claude_events(index: int, event: dict[str, Any]) -> list[TranscriptEvent]:
@@ -130,14 +151,18 @@ def _claude_events(index: int, event: dict[str, Any]) -> list[TranscriptEvent]:
             )
         elif block_type in ("tool_use", "server_tool_use"):
             name = str(block.get("name") or "?")
+            tool_input = block.get("input")
+            arguments = tool_input if isinstance(tool_input, dict) else {}
             out.append(
                 TranscriptEvent(
                     index,
                     "tool_call",
                     raw,
                     tool=name,
-                    tool_input=_summarize_input(name, block.get("input")),
+                    tool_input=_summarize_input(name, tool_input),
                     ref=block.get("id"),
+                    command=_full_command(arguments.get("command")),
+                    background=arguments.get("run_in_background") is True,
                 )
             )
         elif block_type == "tool_result" or block_type == "web_search_tool_result":
@@ -170,6 +195,15 @@ def _codex_tool(item: dict[str, Any]) -> tuple[str, str]:
         name = f"mcp:{item.get('server', '?')}/{item.get('tool', '?')}"
         return name, _summarize_input(name, item.get("arguments"))
     return item_type, _summarize_input(item_type, item.get("query"))
+
+
+def _codex_command(item: dict[str, Any]) -> str | None:
+    if item.get("type") != "command_execution":
+        return None
+    command = item.get("command")
+    if isinstance(command, list):  # some versions send argv
+        command = shlex.join(str(part) for part in command)
+    return _full_command(command)
 
 
 def _codex_tool_failed(item: dict[str, Any]) -> bool:
@@ -208,7 +242,17 @@ def _codex_events(
         if kind == "item.started" or (kind == "item.completed" and item_id not in started):
             if item_id:
                 started.add(item_id)
-            out.append(TranscriptEvent(index, "tool_call", raw, tool, tool_input, ref=item_id))
+            out.append(
+                TranscriptEvent(
+                    index,
+                    "tool_call",
+                    raw,
+                    tool,
+                    tool_input,
+                    ref=item_id,
+                    command=_codex_command(item),
+                )
+            )
         if kind == "item.completed":
             output = item.get("aggregated_output") or item.get("result") or item.get("error")
             out.append(

@@ -37,12 +37,11 @@ from bench_pipeline.agents.transcripts import (
     detect_format,
     meter_lines,
     normalize_events,
-    parse_line,
     read_transcript,
 )
 
 # --------------------------------------------------------------------------------------------
-# Tool calls, one per agent action, with what the event table alone does not keep
+# Tool calls, one per agent action, each paired with its result
 
 
 @dataclass
@@ -50,8 +49,8 @@ class ToolCall:
     """One tool call and its outcome.
 
     `position` is the call's row in the event list (the row a wasted label goes on).
-    `command` is the shell command of a Bash-like call, unwrapped from Codex's `bash -lc '…'`
-    and taken from the raw line when possible (the event table truncates inputs).
+    `command` is the shell command of a Bash-like call, unwrapped from Codex's `bash -lc '…'`:
+    the event's whole `command` when it has one (its `tool_input` is a truncated summary).
     """
 
     position: int
@@ -102,39 +101,6 @@ def _canonical_tool(raw: str, tool_input: str) -> str:
     return raw
 
 
-# A JSONL line as a dict; None for garbage (the event table already counted it).
-_json_object = parse_line
-
-
-def _raw_inputs(lines: list[str], fmt: TranscriptFormat) -> dict[str, dict[str, Any]]:
-    """Tool inputs by call id, untruncated, from the raw lines (Claude tool_use, Codex item)."""
-    inputs: dict[str, dict[str, Any]] = {}
-    for line in lines:
-        event = _json_object(line)
-        if event is None:
-            continue
-        if fmt == "claude_stream_json" and event.get("type") == "assistant":
-            message = event.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            for block in content if isinstance(content, list) else []:
-                if (
-                    isinstance(block, dict)
-                    and block.get("type") in ("tool_use", "server_tool_use")
-                    and isinstance(block.get("id"), str)
-                    and isinstance(block.get("input"), dict)
-                ):
-                    inputs[block["id"]] = block["input"]
-        elif fmt == "codex_jsonl" and str(event.get("type", "")).startswith("item."):
-            item = event.get("item")
-            if isinstance(item, dict) and item.get("type") == "command_execution":
-                command = item.get("command")
-                if isinstance(command, list):  # some versions send argv
-                    command = shlex.join(str(c) for c in command)
-                if isinstance(command, str) and item.get("id"):
-                    inputs[str(item["id"])] = {"command": command}
-    return inputs
-
-
 def _failed(result: TranscriptEvent) -> bool:
     if result.is_error:
         return True
@@ -142,28 +108,23 @@ def _failed(result: TranscriptEvent) -> bool:
     return bool(match and match.group(1) != "0")
 
 
-def tool_calls(
-    events: list[TranscriptEvent], raw_inputs: dict[str, dict[str, Any]] | None = None
-) -> list[ToolCall]:
+def tool_calls(events: list[TranscriptEvent]) -> list[ToolCall]:
     """Every tool call in order, paired with its result (by tool use / item id)."""
-    raw_inputs = raw_inputs or {}
     calls: list[ToolCall] = []
     by_ref: dict[str, ToolCall] = {}
     for position, event in enumerate(events):
         if event.kind == "tool_call":
-            raw = raw_inputs.get(event.ref or "", {})
             tool = _canonical_tool(event.tool or "?", event.tool_input)
             command = None
             if tool == "Bash":
-                full = raw.get("command") if isinstance(raw.get("command"), str) else None
-                command = unwrap_shell(full or event.tool_input)
+                command = unwrap_shell(event.command or event.tool_input)
             call = ToolCall(
                 position=position,
                 tool=tool,
                 raw_tool=event.tool or "?",
                 input=command if command is not None else event.tool_input,
                 command=command,
-                background=raw.get("run_in_background") is True,
+                background=event.background,
             )
             calls.append(call)
             if event.ref:
@@ -547,7 +508,7 @@ def _load(path: Path) -> tuple[_Analysis | None, str | None]:
         return None, f"cannot read transcript {path}: {exc}"
     fmt = detect_format(lines)
     events = normalize_events(lines, fmt)
-    calls = tool_calls(events, _raw_inputs(lines, fmt))
+    calls = tool_calls(events)
     analysis = _Analysis(lines, fmt, events, calls, wasted_labels(events, calls))
     if not any(line.strip() for line in lines):
         return analysis, f"transcript is empty: {path}"
@@ -588,6 +549,11 @@ def analyze_transcript(path: Path) -> TranscriptReport:
     return report
 
 
+# Event fields the analysis reads but the warehouse rows leave out: a command can be a heredoc
+# holding a whole source file, too big to keep for every call (`tool_input` has its summary).
+_NOT_IN_TABLE = ("command", "background")
+
+
 def events_table(path: Path) -> list[dict[str, Any]]:
     """The normalized events as warehouse rows, each with `wasted`: the classifier that
     labeled it, else None. `position` orders the rows (several events share a line `index`).
@@ -597,7 +563,8 @@ def events_table(path: Path) -> list[dict[str, Any]]:
         return []
     rows = []
     for position, event in enumerate(analysis.events):
-        rows.append(
-            {"position": position, **asdict(event), "wasted": analysis.labels.get(position)}
-        )
+        record = asdict(event)
+        for name in _NOT_IN_TABLE:
+            del record[name]
+        rows.append({"position": position, **record, "wasted": analysis.labels.get(position)})
     return rows

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench_pipeline.agents.events import COMMAND_CHARS, TOOL_INPUT_CHARS
 from bench_pipeline.agents.transcripts import (
     AutoMeter,
     ClaudeStreamMeter,
@@ -344,6 +345,58 @@ def test_normalized_events_of_garbage_and_long_text() -> None:
     assert [e.kind for e in events] == ["garbage", "assistant_text", "unknown"]
     assert len(events[1].text) == 500 and events[1].text.endswith("…")
     assert [e.index for e in events] == [0, 1, 2]
+
+
+def test_tool_calls_carry_the_whole_command() -> None:
+    """`tool_input` is a one-line summary; `command` keeps the command as the agent gave it
+    (newlines included), cut only at COMMAND_CHARS, and `background` Claude's flag."""
+    heredoc = "cat > game.js <<'EOF'\n" + "const x = 1;\n" * 40 + "EOF\nnpm test"
+    huge = "echo " + "y" * COMMAND_CHARS
+
+    def claude(tool_id: str, name: str, **tool_input: object) -> str:
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+        message = {"id": tool_id, "content": [block]}
+        return json.dumps({"type": "assistant", "message": message, "session_id": "s"})
+
+    events = normalize_events(
+        [
+            claude("t1", "Bash", command=heredoc),
+            claude("t2", "Bash", command="npx vite", run_in_background=True),
+            claude("t3", "Bash", command="npx vite", run_in_background="yes"),
+            claude("t4", "Read", file_path="/w/game.js"),
+            claude("t5", "Bash", command=huge),
+        ],
+        "claude_stream_json",
+    )
+    assert [e.kind for e in events] == ["tool_call"] * 5
+    assert events[0].command == heredoc and len(events[0].tool_input) == TOOL_INPUT_CHARS
+    assert [e.background for e in events] == [False, True, False, False, False]
+    assert events[3].command is None
+    assert len(events[4].command or "") == COMMAND_CHARS and events[4].command.endswith("…")
+
+    def codex(item_id: str, command: object) -> list[str]:
+        item = {"id": item_id, "type": "command_execution", "command": command}
+        done = {**item, "aggregated_output": "", "exit_code": 0, "status": "completed"}
+        return [
+            json.dumps({"type": "item.started", "item": item}),
+            json.dumps({"type": "item.completed", "item": done}),
+        ]
+
+    lines = [
+        *codex("i1", "bash -lc 'npm run build\nnpm test'"),
+        *codex("i2", ["bash", "-lc", "npm test && echo it's done"]),
+    ]
+    change = {"id": "i3", "type": "file_change", "changes": [{"kind": "add", "path": "a.js"}]}
+    lines.append(json.dumps({"type": "item.completed", "item": change}))
+    events = normalize_events(lines, "codex_jsonl")
+    calls = [e for e in events if e.kind == "tool_call"]
+    assert [e.command for e in calls] == [
+        "bash -lc 'npm run build\nnpm test'",
+        "bash -lc 'npm test && echo it'\"'\"'s done'",
+        None,
+    ]
+    assert not any(e.background for e in events)
+    assert all(e.command is None for e in events if e.kind != "tool_call")
 
 
 def test_absurd_numbers_are_recorded_not_counted() -> None:

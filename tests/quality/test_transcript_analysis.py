@@ -475,6 +475,21 @@ def test_self_testing_from_codex_commands_and_browser_mcp_tools(tmp_path: Path) 
     assert (report.ran_tests, report.ran_build, report.opened_browser) == (True, True, True)
 
 
+def test_commands_are_judged_whole_not_by_their_summary(tmp_path: Path) -> None:
+    """A heredoc pushes the last command of a call far past the event's one-line summary:
+    it is still seen, and a newline still separates commands."""
+    heredoc = "cat > game.js <<'EOF'\n" + "const speed = 1;\n" * 30 + "EOF\n"
+    for lines in (
+        Claude().bash(heredoc + "npm test").bash(heredoc + "npm run dev").end().lines,
+        Codex().command(heredoc + "npm test").command(heredoc + "npm run dev").end().lines,
+    ):
+        path = write(tmp_path, lines)
+        report = analyze_transcript(path)
+        assert report.ran_tests is True
+        assert report.wasted_breakdown["blocking_dev_server"] == 1
+        assert call_labels(tmp_path, lines) == [None, "blocking_dev_server"]
+
+
 def test_codex_items_map_to_tool_names(tmp_path: Path) -> None:
     lines = (
         Codex()
@@ -540,6 +555,8 @@ def test_events_table_rows(tmp_path: Path) -> None:
     ]
     assert [r["wasted"] for r in rows] == [None, "reading_docs", None, None, None, None]
     assert rows[2]["tool"] == "WebSearch" and rows[1]["ref"] == rows[2]["ref"]
+    # The whole command stays in the analysis: the rows keep only the summary `tool_input`.
+    assert all(r.keys().isdisjoint({"command", "background"}) for r in rows)
     json.dumps(rows)
 
 
