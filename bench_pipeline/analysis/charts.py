@@ -1,7 +1,9 @@
 """Charts of an effects report as PNG bytes: main effects, Pareto, interaction plots.
 
-They go to the artifact store and into the Dagster UI as asset metadata. Matplotlib
-runs headless (the Agg canvas), so no display is needed.
+They go to the artifact store and into the Dagster UI as asset metadata, and the results
+site copies them. Matplotlib runs headless (the Agg canvas), so no display is needed. The
+site's own inline SVG fallback (`bench_pipeline/report/svg.py`) shares the colours
+(`chart_style`) and the number format (`render.number`) with these.
 """
 
 from __future__ import annotations
@@ -17,14 +19,13 @@ matplotlib.use("Agg")  # before pyplot: no display on the pipeline's machines
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from bench_pipeline.analysis.chart_style import AXIS, BAND, CRITICAL, NONE, SERIES, STRONG, WEAK
+from bench_pipeline.analysis.render import number
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from bench_pipeline.analysis.effects import EffectsReport
-
-_STRONG = "#1f5fa8"  # significant and larger than the noise
-_WEAK = "#e08a1e"  # significant but inside the noise
-_NONE = "#9a9a9a"
 
 
 def _png(fig: Figure) -> bytes:
@@ -56,10 +57,10 @@ def main_effects_chart(report: EffectsReport, title: str = "") -> bytes:
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(effects) + 1.4))
     noise = report.noise_sd
     if noise:
-        ax.axvspan(-noise, noise, color="#eeeeee", zorder=0, label=f"± noise SD ({noise:.2g})")
-    ax.axvline(0, color="#555555", linewidth=0.8)
+        ax.axvspan(-noise, noise, color=BAND, zorder=0, label=f"± noise SD ({number(noise)})")
+    ax.axvline(0, color=AXIS, linewidth=0.8)
     for y, effect in enumerate(effects):
-        color = _STRONG if effect.meaningful else _WEAK if effect.significant else _NONE
+        color = STRONG if effect.meaningful else WEAK if effect.significant else NONE
         if effect.ci_low is not None and effect.ci_high is not None:
             ax.plot([effect.ci_low, effect.ci_high], [y, y], color=color, linewidth=2)
         ax.plot([effect.estimate], [y], "o", color=color, markersize=5)
@@ -68,9 +69,9 @@ def main_effects_chart(report: EffectsReport, title: str = "") -> bytes:
     ax.set_xlabel(f"difference in mean {report.metric} against the baseline (95 % interval)")
     ax.set_title(title, loc="left", fontsize=11)
     handles = [
-        plt.Line2D([], [], color=_STRONG, marker="o", label="significant, beyond noise"),
-        plt.Line2D([], [], color=_WEAK, marker="o", label="significant, within noise"),
-        plt.Line2D([], [], color=_NONE, marker="o", label="not significant"),
+        plt.Line2D([], [], color=STRONG, marker="o", label="significant, beyond noise"),
+        plt.Line2D([], [], color=WEAK, marker="o", label="significant, within noise"),
+        plt.Line2D([], [], color=NONE, marker="o", label="not significant"),
     ]
     ax.legend(handles=handles, fontsize=7, loc="lower right")
     return _png(fig)
@@ -85,14 +86,15 @@ def pareto_chart(report: EffectsReport, title: str = "") -> bytes:
     effects = sorted(effects, key=lambda e: abs(e.t_value), reverse=True)
     fig, ax = plt.subplots(figsize=(8, 0.3 * len(effects) + 1.4))
     values = [abs(e.t_value) for e in effects]
-    colors = [_STRONG if e.estimate > 0 else _WEAK for e in effects]
+    raises, lowers = SERIES[0], SERIES[1]  # blue and orange, as the x label says
+    colors = [raises if e.estimate > 0 else lowers for e in effects]
     ax.barh(range(len(effects)), values, color=colors)
     ax.set_yticks(range(len(effects)), [f"{e.axis} = {e.level}" for e in effects], fontsize=8)
     ax.invert_yaxis()
     t_crit = getattr(report, "pareto_t_crit", None)
     if t_crit:
-        ax.axvline(t_crit, color="#b22222", linestyle="--", linewidth=1)
-        ax.text(t_crit, -0.6, f" |t| = {t_crit:.2f}", color="#b22222", fontsize=7)
+        ax.axvline(t_crit, color=CRITICAL, linestyle="--", linewidth=1)
+        ax.text(t_crit, -0.6, f" |t| = {number(t_crit)}", color=CRITICAL, fontsize=7)
     ax.set_xlabel("|t| of the effect (blue: raises the metric, orange: lowers it)")
     ax.set_title(title, loc="left", fontsize=11)
     return _png(fig)
@@ -112,6 +114,11 @@ def interaction_chart(
     if data.empty:
         return _empty(title, "no runs with this metric")
     panels = [(None, data)] if not rest else list(data.groupby(rest[0], sort=True))
+    # One colour per level of the second axis, the same in every panel.
+    colours = {
+        level: SERIES[i % len(SERIES)]
+        for i, level in enumerate(data.groupby(second, sort=True).groups)
+    }
     fig, grid = plt.subplots(
         1, len(panels), figsize=(4.2 * len(panels) + 1, 3.4), squeeze=False, sharey=True
     )
@@ -125,6 +132,7 @@ def interaction_chart(
                 yerr=rows["sem"].fillna(0),
                 marker="o",
                 capsize=3,
+                color=colours[level],
                 label=f"{second} = {level}",
             )
         ax.set_xlabel(first)

@@ -1,8 +1,15 @@
 """Small inline SVG bar charts, drawn in Python from mart rows (no JavaScript library).
 
-Used when the effects analysis left no PNG for a chart. Every chart is `role="img"` with an
-`aria-label` and a `<title>`; every text is escaped. No xmlns: inline SVG in HTML needs none
-(and the site holds no absolute URL).
+Used when the effects analysis left no PNG for a chart. Why not matplotlib's SVG: it styles
+every shape with a `style` attribute, which the site's Content-Security-Policy
+(`style-src 'self'`) blocks inline, so the chart renders as a black box; it also brings
+`url(#…)` clip paths, ids that collide between charts and `xmlns` URLs, at ~12 kB a chart
+against ~3 kB here. These use presentation attributes only, and their text is real text in
+the site's font and colour: it scales, can be selected and is read out.
+
+Every chart is `role="img"` with an `aria-label` and a `<title>`; every text is escaped; no
+xmlns (inline SVG in HTML needs none). The colours (`chart_style`) and the number format
+(`render.number`) are those of the PNGs `bench_pipeline/analysis/charts.py` draws.
 """
 
 from __future__ import annotations
@@ -13,14 +20,17 @@ from typing import Any
 
 from markupsafe import Markup
 
+from bench_pipeline.analysis.chart_style import (
+    AXIS,
+    BAND,
+    CRITICAL,
+    NONE,
+    SERIES,
+    STRONG,
+    WEAK,
+    WHISKER,
+)
 from bench_pipeline.analysis.render import number
-
-STRONG = "#1f5fa8"  # significant and larger than the noise
-WEAK = "#a35200"  # significant but inside the noise
-NONE = "#6b6b6b"  # not significant
-BAND = "#e8e8e8"
-AXIS = "#444444"
-SERIES = ("#1f5fa8", "#a35200", "#2e7d32", "#8e24aa", "#c62828", "#00838f")
 
 WIDTH = 720
 LABEL_W = 260
@@ -99,10 +109,10 @@ def main_effects_svg(
         if r.get("ci_low") is not None and r.get("ci_high") is not None:
             a, b = x(r["ci_low"]), x(r["ci_high"])
             body.append(
-                f'<line x1="{a:.1f}" x2="{b:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="#111" '
+                f'<line x1="{a:.1f}" x2="{b:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{WHISKER}" '
                 f'stroke-width="1.5"/><line x1="{a:.1f}" x2="{a:.1f}" y1="{y - 5:.1f}" '
-                f'y2="{y + 5:.1f}" stroke="#111"/><line x1="{b:.1f}" x2="{b:.1f}" '
-                f'y1="{y - 5:.1f}" y2="{y + 5:.1f}" stroke="#111"/>'
+                f'y2="{y + 5:.1f}" stroke="{WHISKER}"/><line x1="{b:.1f}" x2="{b:.1f}" '
+                f'y1="{y - 5:.1f}" y2="{y + 5:.1f}" stroke="{WHISKER}"/>'
             )
         body.append(
             f'<text x="{WIDTH - 4}" y="{y + 4:.1f}" text-anchor="end" font-size="12">'
@@ -141,9 +151,9 @@ def pareto_svg(rows: Sequence[Mapping[str, Any]], t_crit: float | None, label: s
     if t_crit:
         xc = LABEL_W + t_crit * px
         body.append(
-            f'<line x1="{xc:.1f}" x2="{xc:.1f}" y1="{top}" y2="{bottom}" stroke="#c62828" '
+            f'<line x1="{xc:.1f}" x2="{xc:.1f}" y1="{top}" y2="{bottom}" stroke="{CRITICAL}" '
             f'stroke-dasharray="4 3"/><text x="{xc + 4:.1f}" y="{bottom + 16}" font-size="11" '
-            f'fill="#9b1c1c">critical |t| = {escape(number(t_crit))}</text>'
+            f'fill="{CRITICAL}">critical |t| = {escape(number(t_crit))}</text>'
         )
     return _svg(WIDTH, bottom + 28, label, body)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench_pipeline.analysis import chart_style
 from bench_pipeline.report.files import Slugs, inside, png_size
 from bench_pipeline.report.readings import (
     best_model_reading,
@@ -12,7 +13,7 @@ from bench_pipeline.report.readings import (
     metric_summary,
     noise_reading,
 )
-from bench_pipeline.report.svg import main_effects_svg
+from bench_pipeline.report.svg import interaction_svg, main_effects_svg, pareto_svg
 
 OPUS = {
     "metric": "score",
@@ -149,3 +150,26 @@ def test_svg_chart_escapes_labels() -> None:
     assert "<b>&" not in svg and "&lt;b&gt;&amp;" in svg
     assert 'aria-label="label &#34;&lt;x&gt;&#34;"' in svg or 'aria-label="label &quot;' in svg
     assert "http" not in svg
+
+
+def test_svg_charts_need_no_inline_style_and_share_the_palette() -> None:
+    """Why the site draws its own SVG (svg.py): the pages' CSP blocks inline styles, which
+    matplotlib's SVG is made of; these use presentation attributes only."""
+    weak = {**OPUS, "level": "haiku", "meaningful": False, "t_value": -2.0}
+    none = {**OPUS, "level": "gpt", "significant": False, "meaningful": False, "t_value": 0.5}
+    rows = [{**OPUS, "t_value": 5.0}, weak, none]
+    charts = {
+        "main": str(main_effects_svg(rows, 3.9, "main")),
+        "pareto": str(pareto_svg(rows, 2.1, "pareto")),
+        "interaction": str(
+            interaction_svg({("a", "x"): 1.0, ("a", "y"): 2.0}, ["a"], ["x", "y"], "p", "q", "i")
+        ),
+    }
+    for name, svg in charts.items():
+        for banned in ("style=", "<style", "url(", " id=", "xmlns", "http"):
+            assert banned not in svg, (name, banned)
+    main, pareto, interaction = charts.values()
+    for colour in (chart_style.STRONG, chart_style.WEAK, chart_style.NONE, chart_style.BAND):
+        assert f'fill="{colour}"' in main
+    assert f'stroke="{chart_style.CRITICAL}"' in pareto and "critical |t| = 2.10" in pareto
+    assert all(f'fill="{c}"' in interaction for c in chart_style.SERIES[:2])

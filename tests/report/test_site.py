@@ -142,6 +142,8 @@ def test_no_absolute_url_in_any_file_and_nothing_outside_the_site(site: Site) ->
         if path.suffix in TEXT_FILES:
             text = path.read_text(encoding="utf-8")
             assert not re.search(r"https?://|//cdn|@import|url\(", text), path
+            # The CSP (style-src 'self') would block an inline style, in an inline SVG too.
+            assert not re.search(r"<style|\sstyle=", text), path
     # The symlinked "screenshot" pointing outside the artifact store was not published.
     assert not list(site.out.rglob(LEAKED_NAME))
     # CSS and JS are local files, the same for every page.
