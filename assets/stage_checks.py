@@ -1,5 +1,8 @@
 """Checks on what each per-run stage wrote, run in the same step as the stage.
 
+Every stage has `one_record`; the other checks come from the model of its record
+(`bench_pipeline/records.py`), where each guarded field declares its check.
+
 They look only at the step's own runs (so a sweep of ten thousand runs is not re-read at
 every step) and are blocking: a stage output that breaks them must not feed the warehouse.
 The warehouse's SQL models add their own data tests (dbt_like_sql headers) on top.
@@ -10,11 +13,9 @@ from typing import Any
 
 import dagster as dg
 
-from bench_pipeline.bot import TEST_IDS
-from bench_pipeline.bot.contract import Verdict
+from bench_pipeline.records import RECORDS, FieldCheck, field_checks
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 
-VERDICTS = {v.value for v in Verdict}
 Record = Mapping[str, Any]
 # A check looks at one run's record and returns what is wrong with it, or None.
 Rule = Callable[[str, Record | None], str | None]
@@ -29,35 +30,26 @@ def one_record(run_id: str, record: Record | None) -> str | None:
     return None
 
 
-def cost_non_negative(run_id: str, record: Record | None) -> str | None:
-    """Cost is unknown (NULL) or at least zero, never negative."""
-    cost = (record or {}).get("cost_usd")
-    return f"cost_usd is {cost}" if cost is not None and cost < 0 else None
-
-
-def sixteen_verdicts(run_id: str, record: Record | None) -> str | None:
-    """Sixteen verdicts per run, each PASS, FAIL or INCONCLUSIVE."""
-    tests = (record or {}).get("tests") or {}
-    if set(tests) != set(TEST_IDS):
-        return f"{len(tests)} verdicts, not the sixteen of docs/interfaces.md §1"
-    bad = sorted(v for v in tests.values() if v not in VERDICTS)
-    return f"unknown verdicts {bad}" if bad else None
-
-
-def _in_range(field: str) -> Rule:
+def _field_rule(field_check: FieldCheck) -> Rule:
     def rule(run_id: str, record: Record | None) -> str | None:
-        value = (record or {}).get(field)
-        if value is None or 0 <= value <= 100:
-            return None
-        return f"{field} {value} is outside 0–100"
+        return field_check.problem(dict(record) if record is not None else None)
 
-    rule.__name__ = f"{field}_in_range"
-    rule.__doc__ = f"{field} is unknown (NULL) or within 0–100."
+    rule.__name__ = field_check.check.name
+    rule.__doc__ = field_check.check.description
     return rule
 
 
-gameplay_score_in_range = _in_range("gameplay_score")
-quality_score_in_range = _in_range("quality_score")
+def stage_rules(stage: str) -> list[Rule]:
+    """The checks of a stage's step: its own record for every run, then the field checks
+    its record's model declares (bench_pipeline/records.py)."""
+    return [one_record, *(_field_rule(c) for c in field_checks(RECORDS[stage]))]
+
+
+_FIELD_RULES = {rule.__name__: rule for stage in RECORDS for rule in stage_rules(stage)[1:]}
+cost_non_negative = _FIELD_RULES["cost_non_negative"]
+sixteen_verdicts = _FIELD_RULES["sixteen_verdicts"]
+gameplay_score_in_range = _FIELD_RULES["gameplay_score_in_range"]
+quality_score_in_range = _FIELD_RULES["quality_score_in_range"]
 
 
 def specs(asset: str, rules: Iterable[Rule]) -> list[dg.AssetCheckSpec]:

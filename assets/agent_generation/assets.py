@@ -8,7 +8,7 @@ import dagster as dg
 from assets.experiment_design import run_spec
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
-from assets.stage_checks import check_step, cost_non_negative, one_record, specs
+from assets.stage_checks import check_step, specs, stage_rules
 from bench_pipeline.agents.base import AgentSetupError
 from bench_pipeline.agents.stage import STAGE, record_failure, run_generation
 from bench_pipeline.orchestration import backoff_seconds
@@ -19,7 +19,7 @@ from resources import AgentResource, ArtifactStoreResource, SandboxResource
 # Fixed on purpose: a change to this code must never make agent runs stale (they cost
 # money). Rerun one explicitly with the `rerun` config.
 GENERATION_CODE_VERSION = "1"
-CHECKS = [one_record, cost_non_negative]
+CHECKS = stage_rules(STAGE)
 
 
 class AgentGenerationConfig(dg.Config):

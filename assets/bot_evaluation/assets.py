@@ -10,13 +10,7 @@ from assets.experiment_design import run_spec
 from assets.metadata import log_step_summary, run_result, verdicts_table
 from assets.partitions import run_partitions
 from assets.sandboxed_build import sandboxed_build
-from assets.stage_checks import (
-    check_step,
-    gameplay_score_in_range,
-    one_record,
-    sixteen_verdicts,
-    specs,
-)
+from assets.stage_checks import check_step, specs, stage_rules
 from bench_pipeline import settings
 from bench_pipeline.bot import BOT_VERSION, TEST_IDS, evaluate
 from bench_pipeline.bot.evaluate import BrowserMissingError
@@ -30,7 +24,7 @@ from bench_pipeline.bot.record import (
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from resources import ArtifactStoreResource
 
-CHECKS = [one_record, sixteen_verdicts, gameplay_score_in_range]
+CHECKS = stage_rules(STAGE)
 
 
 class BotEvaluationConfig(dg.Config):

@@ -11,7 +11,7 @@ from assets.automation import per_run_stage
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.sandboxed_build import sandboxed_build
-from assets.stage_checks import check_step, one_record, quality_score_in_range, specs
+from assets.stage_checks import check_step, specs, stage_rules
 from bench_pipeline.agents.stage import NoGenerationRecord
 from bench_pipeline.quality.metrics import CONTRACT_KEYS
 from bench_pipeline.quality.stage import (
@@ -25,7 +25,7 @@ from resources import ArtifactStoreResource, SandboxResource, SonarQubeResource
 # Bump when a metric or the score formula changes: quality (and what reads it) recomputes;
 # agent runs and builds do not.
 QUALITY_CODE_VERSION = "2"  # 2: no entry point, no quality credit
-CHECKS = [one_record, quality_score_in_range]
+CHECKS = stage_rules(STAGE)
 
 
 @dg.asset(

@@ -8,7 +8,7 @@ from assets.agent_generation import agent_generation
 from assets.automation import per_run_stage
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
-from assets.stage_checks import check_step, one_record, specs
+from assets.stage_checks import check_step, specs, stage_rules
 from bench_pipeline import settings
 from bench_pipeline.agents.stage import NoGenerationRecord
 from bench_pipeline.build.project import BuildResult
@@ -18,7 +18,7 @@ from resources import ArtifactStoreResource, SandboxResource
 # Bump when the build logic changes: every build (and what depends on it) becomes stale,
 # the agent runs upstream do not.
 BUILD_CODE_VERSION = "1"
-CHECKS = [one_record]
+CHECKS = stage_rules(STAGE)
 
 
 @dg.asset(

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from bench_pipeline.bot.contract import TEST_IDS
+from bench_pipeline.records import RECORDS, source_schema
 from bench_pipeline.warehouse import columnar
 from bench_pipeline.warehouse.accuracy import TABLE as ACCURACY_TABLE
 from bench_pipeline.warehouse.accuracy import load_bot_accuracy
@@ -58,74 +58,12 @@ SOURCE_SCHEMAS: dict[str, dict[str, str]] = {
 LOADED_PARTS = "meta_loaded_parts"
 
 # The per-run stages' records: the columns the SQL models read, so that they compile
-# before any run reached that stage (a stage writes more columns than these).
-_TESTS_STRUCT = "STRUCT(" + ", ".join(f"{t} VARCHAR" for t in TEST_IDS) + ")"
+# before any run reached that stage (a stage writes more columns than these). Each stage's
+# columns come from the model of its record (bench_pipeline/records.py).
+SOURCE_SCHEMAS.update({f"raw_{stage}": source_schema(model) for stage, model in RECORDS.items()})
+# The normalised transcript events, one row per event (agents/events.py).
 SOURCE_SCHEMAS.update(
     {
-        "raw_agent_generation": {
-            "run_id": "VARCHAR",
-            "agent": "VARCHAR",
-            "adapter": "VARCHAR",
-            "model": "VARCHAR",
-            "status": "VARCHAR",
-            "message": "VARCHAR",
-            "exit_code": "INTEGER",
-            "input_tokens": "BIGINT",
-            "output_tokens": "BIGINT",
-            "cache_read_tokens": "BIGINT",
-            "cache_creation_tokens": "BIGINT",
-            "cost_usd": "DOUBLE",
-            "cost_source": "VARCHAR",
-            "turns": "INTEGER",
-            "tool_calls": "INTEGER",
-            "duration_s": "DOUBLE",
-            "wall_s": "DOUBLE",
-            "budget_usd": "DOUBLE",
-            "budget_hit": "BOOLEAN",
-            "files": "INTEGER",
-            "workspace_bytes": "BIGINT",
-            "started_at": "VARCHAR",
-            "finished_at": "VARCHAR",
-            "prompt_version": "VARCHAR",
-            "transcript_path": "VARCHAR",
-            "archive_path": "VARCHAR",
-            "details": "VARCHAR",
-        },
-        "raw_sandboxed_build": {
-            "run_id": "VARCHAR",
-            "build_ok": "BOOLEAN",
-            "kind": "VARCHAR",
-            "message": "VARCHAR",
-            "duration_s": "DOUBLE",
-            "served_dir": "VARCHAR",
-            "entry_point": "VARCHAR",
-            "output_bytes": "BIGINT",
-            "sandbox": "VARCHAR",
-            "log_path": "VARCHAR",
-        },
-        "raw_quality_metrics": {
-            "run_id": "VARCHAR",
-            "quality_score": "DOUBLE",
-            "eslint_errors": "INTEGER",
-            "eslint_warnings": "INTEGER",
-            "ts_compiles": "BOOLEAN",
-            "bundle_bytes": "BIGINT",
-            "function_length_max": "INTEGER",
-            "nesting_depth_max": "INTEGER",
-            "naming_consistency": "DOUBLE",
-            "file_count": "INTEGER",
-            "duplication_pct": "DOUBLE",
-            "html_errors": "INTEGER",
-            "magic_numbers": "INTEGER",
-            "transcript_tool_calls": "INTEGER",
-            "transcript_wasted_turns": "INTEGER",
-            "transcript_productivity_ratio": "DOUBLE",
-            "transcript_self_tested": "BOOLEAN",
-            "sonar_cognitive_complexity": "INTEGER",
-            "sonar_bugs": "INTEGER",
-            "sonar_code_smells": "INTEGER",
-            "unavailable": "VARCHAR",
-        },
         "raw_transcript_events": {
             "run_id": "VARCHAR",
             "position": "INTEGER",
@@ -136,17 +74,6 @@ SOURCE_SCHEMAS.update(
             "is_error": "BOOLEAN",
             "text": "VARCHAR",
             "wasted": "VARCHAR",
-        },
-        "raw_bot_evaluation": {
-            "run_id": "VARCHAR",
-            "bot_version": "VARCHAR",
-            "gameplay_score": "DOUBLE",
-            "duration_s": "DOUBLE",
-            "renderer": "VARCHAR",
-            "passed": "INTEGER",
-            "failed": "INTEGER",
-            "inconclusive": "INTEGER",
-            "tests": _TESTS_STRUCT,
         },
     }
 )

@@ -17,6 +17,7 @@ import yaml
 
 from bench_pipeline import settings
 from bench_pipeline.definitions import ALL_ASSETS, defs
+from bench_pipeline.records import RECORDS
 from bench_pipeline.runner import run_main
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import query
@@ -90,11 +91,14 @@ def test_sweep_end_to_end_then_a_new_bot_recomputes_without_agents(
     assert rows == [(64,)]
     _, rows = query(db, "select count(*) from mart_main_effects where experiment = 'smoke'")
     assert rows[0][0] > 0
-    # The stage checks ran with every stage and passed.
-    for stage in ("agent_generation", "sandboxed_build", "bot_evaluation", "quality_metrics"):
+    # The stage checks ran with every stage and passed, and every record the stages wrote
+    # is what its model says (bench_pipeline/records.py).
+    for stage, model in RECORDS.items():
         key = dg.AssetCheckKey(dg.AssetKey(stage), "one_record")
         record = instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key]
         assert record.status.value == "SUCCEEDED", stage
+        for path in (store.root / "records" / stage).iterdir():
+            model.model_validate_json(path.read_text())
 
     materialized = {
         name: len(instance.fetch_materializations(dg.AssetKey(name), limit=100).records)

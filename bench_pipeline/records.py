@@ -1,0 +1,217 @@
+"""Each per-run stage's record, defined once.
+
+A stage writes one JSON record per run into the artifact store (`ArtifactStore.write_record`).
+The model of that record here says, for every field the warehouse reads, its Python type
+and its DuckDB column type (`Column`), and for the fields a blocking check guards, the check
+(`Check`: its name, what it promises and how a value breaks it). From these:
+
+- `source_schema(model)` is the warehouse's `raw_<stage>` table (`warehouse/build.py`);
+- `field_checks(model)` are the stage's blocking asset checks (`assets/stage_checks.py`);
+- `model.model_json_schema()` is the record's JSON schema, for anyone reading the files.
+
+A stage writes more than the warehouse reads (evidence paths, reasons, details), so the
+models allow extra fields. The stages' writers keep building plain dicts; a test checks
+that what they write validates against these models (tests/test_records.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bench_pipeline.bot.contract import TEST_IDS, Verdict
+
+
+@dataclass(frozen=True)
+class Column:
+    """The DuckDB type of the field's column in the stage's `raw_<stage>` table."""
+
+    sql: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A blocking check on the field: `problem(value)` says what is wrong, or None."""
+
+    name: str
+    description: str
+    problem: Callable[[Any], str | None]
+
+
+def _non_negative(field: str) -> Callable[[Any], str | None]:
+    return lambda value: f"{field} is {value}" if value is not None and value < 0 else None
+
+
+def _percent(field: str) -> Check:
+    def problem(value: Any) -> str | None:
+        if value is None or 0 <= value <= 100:
+            return None
+        return f"{field} {value} is outside 0–100"
+
+    return Check(f"{field}_in_range", f"{field} is unknown (NULL) or within 0–100.", problem)
+
+
+_VERDICTS = {v.value for v in Verdict}
+
+
+def _sixteen(tests: Any) -> str | None:
+    tests = tests or {}
+    if set(tests) != set(TEST_IDS):
+        return f"{len(tests)} verdicts, not the sixteen of docs/interfaces.md §1"
+    bad = sorted(v for v in tests.values() if v not in _VERDICTS)
+    return f"unknown verdicts {bad}" if bad else None
+
+
+VARCHAR = Column("VARCHAR")
+INTEGER = Column("INTEGER")
+BIGINT = Column("BIGINT")
+DOUBLE = Column("DOUBLE")
+BOOLEAN = Column("BOOLEAN")
+TESTS_STRUCT = Column("STRUCT(" + ", ".join(f"{t} VARCHAR" for t in TEST_IDS) + ")")
+
+
+class StageRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    run_id: Annotated[str, VARCHAR]
+
+
+class AgentGenerationRecord(StageRecord):
+    """What the agent did in its sandbox: outcome, tokens, cost, time (docs/agents.md)."""
+
+    agent: Annotated[str | None, VARCHAR] = None
+    adapter: Annotated[str | None, VARCHAR] = None
+    model: Annotated[str | None, VARCHAR] = None
+    status: Annotated[str | None, VARCHAR] = None
+    message: Annotated[str | None, VARCHAR] = None
+    exit_code: Annotated[int | None, INTEGER] = None
+    input_tokens: Annotated[int | None, BIGINT] = None
+    output_tokens: Annotated[int | None, BIGINT] = None
+    cache_read_tokens: Annotated[int | None, BIGINT] = None
+    cache_creation_tokens: Annotated[int | None, BIGINT] = None
+    cost_usd: Annotated[
+        float | None,
+        DOUBLE,
+        Check(
+            "cost_non_negative",
+            "Cost is unknown (NULL) or at least zero, never negative.",
+            _non_negative("cost_usd"),
+        ),
+    ] = None
+    cost_source: Annotated[str | None, VARCHAR] = None
+    turns: Annotated[int | None, INTEGER] = None
+    tool_calls: Annotated[int | None, INTEGER] = None
+    duration_s: Annotated[float | None, DOUBLE] = None
+    wall_s: Annotated[float | None, DOUBLE] = None
+    budget_usd: Annotated[float | None, DOUBLE] = None
+    budget_hit: Annotated[bool | None, BOOLEAN] = None
+    files: Annotated[int | None, INTEGER] = None
+    workspace_bytes: Annotated[int | None, BIGINT] = None
+    started_at: Annotated[str | None, VARCHAR] = None
+    finished_at: Annotated[str | None, VARCHAR] = None
+    prompt_version: Annotated[str | None, VARCHAR] = None
+    transcript_path: Annotated[str | None, VARCHAR] = None
+    archive_path: Annotated[str | None, VARCHAR] = None
+    details: Annotated[str | None, VARCHAR] = None
+
+
+class SandboxedBuildRecord(StageRecord):
+    """What building the agent's project in the sandbox gave (docs/agents.md)."""
+
+    build_ok: Annotated[bool | None, BOOLEAN] = None
+    kind: Annotated[str | None, VARCHAR] = None
+    message: Annotated[str | None, VARCHAR] = None
+    duration_s: Annotated[float | None, DOUBLE] = None
+    served_dir: Annotated[str | None, VARCHAR] = None
+    entry_point: Annotated[str | None, VARCHAR] = None
+    output_bytes: Annotated[int | None, BIGINT] = None
+    sandbox: Annotated[str | None, VARCHAR] = None
+    log_path: Annotated[str | None, VARCHAR] = None
+
+
+class BotEvaluationRecord(StageRecord):
+    """The gameplay bot's sixteen verdicts and score (docs/bot.md)."""
+
+    bot_version: Annotated[str | None, VARCHAR] = None
+    gameplay_score: Annotated[float | None, DOUBLE, _percent("gameplay_score")] = None
+    duration_s: Annotated[float | None, DOUBLE] = None
+    renderer: Annotated[str | None, VARCHAR] = None
+    passed: Annotated[int | None, INTEGER] = None
+    failed: Annotated[int | None, INTEGER] = None
+    inconclusive: Annotated[int | None, INTEGER] = None
+    tests: Annotated[
+        dict[str, str] | None,
+        TESTS_STRUCT,
+        Check(
+            "sixteen_verdicts",
+            "Sixteen verdicts per run, each PASS, FAIL or INCONCLUSIVE.",
+            _sixteen,
+        ),
+    ] = None
+
+
+class QualityMetricsRecord(StageRecord):
+    """Code quality, the quality score and the transcript analysis (docs/quality.md)."""
+
+    quality_score: Annotated[float | None, DOUBLE, _percent("quality_score")] = None
+    eslint_errors: Annotated[int | None, INTEGER] = None
+    eslint_warnings: Annotated[int | None, INTEGER] = None
+    ts_compiles: Annotated[bool | None, BOOLEAN] = None
+    bundle_bytes: Annotated[int | None, BIGINT] = None
+    function_length_max: Annotated[int | None, INTEGER] = None
+    nesting_depth_max: Annotated[int | None, INTEGER] = None
+    naming_consistency: Annotated[float | None, DOUBLE] = None
+    file_count: Annotated[int | None, INTEGER] = None
+    duplication_pct: Annotated[float | None, DOUBLE] = None
+    html_errors: Annotated[int | None, INTEGER] = None
+    magic_numbers: Annotated[int | None, INTEGER] = None
+    transcript_tool_calls: Annotated[int | None, INTEGER] = None
+    transcript_wasted_turns: Annotated[int | None, INTEGER] = None
+    transcript_productivity_ratio: Annotated[float | None, DOUBLE] = None
+    transcript_self_tested: Annotated[bool | None, BOOLEAN] = None
+    sonar_cognitive_complexity: Annotated[int | None, INTEGER] = None
+    sonar_bugs: Annotated[int | None, INTEGER] = None
+    sonar_code_smells: Annotated[int | None, INTEGER] = None
+    unavailable: Annotated[str | None, VARCHAR] = None
+
+
+# Stage name → the model of its record (the stages of bench_pipeline/stages.py that the
+# warehouse loads; run_spec is the design's, see warehouse/build.py).
+RECORDS: dict[str, type[StageRecord]] = {
+    "agent_generation": AgentGenerationRecord,
+    "sandboxed_build": SandboxedBuildRecord,
+    "bot_evaluation": BotEvaluationRecord,
+    "quality_metrics": QualityMetricsRecord,
+}
+
+
+def _metadata(model: type[StageRecord], kind: type) -> list[tuple[str, Any]]:
+    return [
+        (name, item)
+        for name, info in model.model_fields.items()
+        for item in info.metadata
+        if isinstance(item, kind)
+    ]
+
+
+def source_schema(model: type[StageRecord]) -> dict[str, str]:
+    """Column → DuckDB type of the model's `raw_<stage>` table, in field order."""
+    return {name: column.sql for name, column in _metadata(model, Column)}
+
+
+@dataclass(frozen=True)
+class FieldCheck:
+    """One blocking check of a stage: the field it looks at and the check."""
+
+    field: str
+    check: Check
+
+    def problem(self, record: dict[str, Any] | None) -> str | None:
+        return self.check.problem((record or {}).get(self.field))
+
+
+def field_checks(model: type[StageRecord]) -> list[FieldCheck]:
+    return [FieldCheck(name, check) for name, check in _metadata(model, Check)]
