@@ -1,4 +1,10 @@
-"""`bench`: the command line of the benchmark pipeline."""
+"""`bench`: the command line of the benchmark pipeline.
+
+Why one module of ~900 lines: it is the one typer app, a short function per command
+(docs/interfaces.md lists them) that parses options and imports its work lazily, so that
+`bench --help` and the quick commands start fast; the work itself lives in the stages'
+packages.
+"""
 
 from __future__ import annotations
 

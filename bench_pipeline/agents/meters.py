@@ -4,6 +4,10 @@ Separate from the normalized event table (`events.py`) because the two read a tr
 different ends: a meter keeps running totals while the agent streams, so a budget can be
 enforced before the run ends, and answers what the run spent; the event table is built
 afterwards and answers what the agent did.
+
+Why one module of ~720 lines: the Claude Code and Codex meters share their base class, the
+price arithmetic and the problem counters, and each vendor's part is the counterpart of the
+other's; split per vendor, every change to the accounting would touch three files.
 """
 
 from __future__ import annotations
