@@ -490,7 +490,7 @@ def report(
         ),
     ] = REPORT_ARCHIVE_MAX_MB,
 ) -> None:
-    from bench_pipeline.report.cli import report_command
+    from bench_pipeline.report.command import report_command
 
     raise typer.Exit(
         report_command(

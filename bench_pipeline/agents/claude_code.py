@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench_pipeline.agents.base import AgentSetupError, AgentTask
-from bench_pipeline.agents.cli import (
+from bench_pipeline.agents.cli_adapter import (
     CliAdapter,
     CliPlan,
     allowed_hosts,

@@ -5,7 +5,7 @@ the artifact store, and writes a folder that opens from disk or any static host.
 See docs/report.md.
 """
 
-from bench_pipeline.report.cli import report_command
+from bench_pipeline.report.command import report_command
 from bench_pipeline.report.data import ReportError
 from bench_pipeline.report.site import SiteSummary, build_site
 

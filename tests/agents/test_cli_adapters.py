@@ -17,7 +17,7 @@ import pytest
 
 from bench_pipeline.agents.base import AgentOutcome, AgentSetupError, AgentTask
 from bench_pipeline.agents.claude_code import ClaudeCodeAdapter
-from bench_pipeline.agents.cli import CliAdapter, agent_home
+from bench_pipeline.agents.cli_adapter import CliAdapter, agent_home
 from bench_pipeline.agents.codex import CodexAdapter, SessionLogReader
 from bench_pipeline.agents.command import CommandAdapter
 from bench_pipeline.agents.transcripts import CodexJsonMeter

@@ -292,7 +292,7 @@ def test_proxy_environment_names_every_client_convention() -> None:
 
 
 def test_agent_allow_lists_follow_a_moved_api_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench_pipeline.agents.cli import allowed_hosts
+    from bench_pipeline.agents.cli_adapter import allowed_hosts
 
     monkeypatch.delenv("BENCH_ALLOW_HOSTS_CLAUDE_CODE", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
