@@ -158,6 +158,22 @@ def _current_limits(instance) -> dict[str, int]:
     }
 
 
+def _set_slots(storage, pool: str, limit: int, attempts: int = 5) -> None:
+    """Set a pool's limit. Two processes starting at once on a shared instance (two `bench
+    worker`s, a worker and `bench ui`) can both find the pool unset and both insert it: the
+    storage's unique key refuses the second insert, which then sets the limit on the row the
+    first one made (an update). Both want the same limit; the last write stands."""
+    from sqlalchemy.exc import IntegrityError
+
+    for attempt in range(attempts):
+        try:
+            storage.set_concurrency_slots(pool, limit)
+            return
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+
+
 def apply_pool_limits(
     instance, limits: list[PoolLimit] | None = None, *, force: bool = False
 ) -> list[str]:
@@ -177,7 +193,7 @@ def apply_pool_limits(
             lines.append(f"{item.pool}: {current} (kept: set on this instance)")
             continue
         if current != item.limit:
-            storage.set_concurrency_slots(item.pool, item.limit)
+            _set_slots(storage, item.pool, item.limit)
         was = f"; was {current}" if current is not None and current != item.limit else ""
         lines.append(f"{item.pool}: {item.limit} ({item.source}{was})")
     return lines
