@@ -11,7 +11,7 @@ and its DuckDB column type (`Column`), and for the fields a blocking check guard
 
 A stage writes more than the warehouse reads (evidence paths, reasons, details), so the
 models allow extra fields. The stages' writers keep building plain dicts; a test checks
-that what they write validates against these models (tests/test_records.py).
+that what they write validates against these models (tests/dagster/test_end_to_end.py).
 """
 
 from __future__ import annotations
