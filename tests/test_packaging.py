@@ -32,3 +32,29 @@ def test_the_wheel_holds_bench_pipeline_and_nothing_named_assets_or_resources(
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"bench_pipeline"}
     assert "bench_pipeline/definitions.py" in zipfile.ZipFile(wheel).namelist()
+
+
+def _compiled_share(sources: list[Path]) -> float:
+    """The share of `sources` whose .pyc (for this interpreter) exists beside them."""
+    import importlib.util
+
+    compiled = sum(Path(importlib.util.cache_from_source(str(s))).exists() for s in sources)
+    return compiled / len(sources)
+
+
+def test_setup_installed_bytecode_for_the_environment_and_the_project() -> None:
+    """`make setup` compiles the environment and the project: with PYTHONDONTWRITEBYTECODE
+    set (as on these machines), a process would otherwise compile every import from source
+    (benchmarks/bytecode.py measures what that costs)."""
+    import dagster
+    import duckdb
+
+    root = settings.project_root()
+    for package in (dagster, duckdb):
+        sources = sorted(Path(package.__file__).parent.rglob("*.py"))[:200]
+        assert sources and _compiled_share(sources) > 0.95, package.__name__
+    # The project's own modules, which uv's editable install leaves to compileall. A module
+    # edited since the last `make setup` may lack a fresh .pyc; a missing one means setup
+    # never compiled the checkout.
+    for folder in ("bench_pipeline", "assets", "resources"):
+        assert _compiled_share(sorted((root / folder).rglob("*.py"))) > 0.95, folder

@@ -93,6 +93,15 @@ def test_structure_dockerfile_installs_the_locked_environment(dockerfile: str) -
     assert "npm ci --prefix toolchain" in (settings.project_root() / "scripts/setup.sh").read_text()
 
 
+def test_structure_dockerfile_installs_bytecode_as_setup_does(dockerfile: str) -> None:
+    """No process in the image compiles at start: site-packages by uv, the project (an
+    editable install) by compileall, as scripts/setup.sh does on a machine."""
+    setup = (settings.project_root() / "scripts/setup.sh").read_text()
+    assert "UV_COMPILE_BYTECODE=1" in dockerfile and "--compile-bytecode" in setup
+    for text in (dockerfile, setup):
+        assert re.search(r"-m compileall .*bench_pipeline.*assets.*resources", text)
+
+
 def test_structure_dockerfile_launcher_libraries_match_the_locked_dagster(dockerfile: str) -> None:
     pinned = re.search(r"ARG DAGSTER_LIBS_VERSION=(\S+)", dockerfile).group(1)
     assert pinned == _locked_version("dagster-postgres")
