@@ -529,7 +529,10 @@ def evaluate(
     if as_json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return
-    data = result.to_json()
+    _print_evaluation(target, result.to_json())
+
+
+def _print_evaluation(target: str, data: dict) -> None:
     cal = data["calibration"]
     out.print(f"[bold]{target}[/]: gameplay score {data['gameplay_score']} ({data['duration_s']}s)")
     out.print(
@@ -546,6 +549,49 @@ def evaluate(
     for test, verdict in data["tests"].items():
         table.add_row(test, f"[{colours[verdict]}]{verdict}[/]", escape(data["reasons"][test]))
     out.print(table)
+
+
+@app.command()
+def rejudge(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="An observations.json, or a folder: every observations.json below it."
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per log on stdout, a line each.")
+    ] = False,
+) -> None:
+    """Derive the sixteen verdicts again from saved observation logs, with no browser
+    (docs/bot.md, *The observation log*)."""
+    from bench_pipeline.bot.rejudge import LogError, find_logs, read_log
+    from bench_pipeline.bot.rejudge import rejudge as rejudge_log
+
+    try:
+        paths = find_logs(path)
+    except LogError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
+    bad = 0
+    for found in paths:
+        try:
+            log = read_log(found)
+        except LogError as error:
+            err.print(f"[red]error[/]: {escape(str(error))}")
+            bad += 1
+            continue
+        data = rejudge_log(log).to_json()
+        data["observations"] = str(found)
+        data["observed_by"] = log.bot_version
+        if as_json:
+            sys.stdout.write(json.dumps(data) + "\n")
+        elif len(paths) == 1:
+            _print_evaluation(log.target or str(found), data)
+        else:
+            verdicts = " ".join(v[0] for v in data["tests"].values())
+            out.print(f"{data['gameplay_score']:6.2f}  {verdicts}  {escape(str(found))}")
+    if bad:
+        raise typer.Exit(EXIT_BAD_INPUT)
 
 
 @app.command()

@@ -44,6 +44,9 @@ CONTROL_NAMES: tuple[str, ...] = ("left", "right", "down", "rotate", "hard_drop"
 class TestResult:
     verdict: Verdict = Verdict.INCONCLUSIVE
     reason: str = "not observed"
+    # What the verdict found its evidence in, where that is a fact of its own (the score's
+    # source: `calibration.score_source`); not part of the contract's JSON.
+    found: str | None = None
 
 
 @dataclass

@@ -11,6 +11,7 @@ from bench_pipeline.bot import board as B
 from bench_pipeline.bot.core import BotCore
 from bench_pipeline.bot.session import Frame
 from bench_pipeline.bot.source_keys import prior_from
+from bench_pipeline.bot.timings import TIMINGS
 
 LEFT_KEYS = ("ArrowLeft", "a", "j", "h")
 RIGHT_KEYS = ("ArrowRight", "d", "l")
@@ -35,7 +36,7 @@ ROTATE_KEYS = (
     "ArrowRight",
     "ArrowLeft",
 )
-GRAVITY_WATCH_S = 5.0  # a piece still this long with no input: no gravity
+GRAVITY_WATCH_S = TIMINGS.gravity_watch_s
 WALL_TURNS = 3  # turns tried against each wall once the walls were judged
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,9 +19,10 @@ from bench_pipeline.bot import board as B
 from bench_pipeline.bot.geometry import BoardGeometry
 from bench_pipeline.bot.session import MIN_THRESHOLD, Frame, GameSession
 from bench_pipeline.bot.source_keys import KeyPrior
+from bench_pipeline.bot.timings import TIMINGS
 
 SPAWN_ROWS = 5  # a new piece appears with cells in the top rows
-AFTER_KEY_S = 0.07  # time for a game to react and render after a key
+AFTER_KEY_S = TIMINGS.after_key_s
 
 
 def faint_piece(
@@ -61,28 +60,6 @@ def faint_piece(
     return None
 
 
-@dataclass
-class Evidence:
-    """What each test's judgement rests on: (time, outcome, detail) per test id."""
-
-    items: dict[str, list[tuple[float, str, str]]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-
-    def add(self, t: float, test: str, outcome: str, detail: str) -> None:
-        self.items[test].append((round(t, 2), outcome, detail))
-
-    def has(self, test: str, outcome: str) -> bool:
-        return any(o == outcome for _, o, _ in self.items.get(test, []))
-
-    def judged(self, test: str) -> bool:
-        """A PASS or FAIL was already recorded for `test`."""
-        return self.has(test, "pass") or self.has(test, "fail")
-
-    def first(self, test: str, outcome: str) -> str | None:
-        return next((d for _, o, d in self.items.get(test, []) if o == outcome), None)
-
-
 class BotCore:
     """The bot's state and its reads of the field, shared by every phase."""
 
@@ -91,7 +68,8 @@ class BotCore:
         self.log = session.log
         self.endurance_s = endurance_s
         self.deadline = deadline  # monotonic time by which play must end
-        self.evidence = Evidence()
+        # What each probe showed, per test: kept in the observation log the verdicts read.
+        self.evidence = session.log.evidence
         self.controls: dict[str, str | None] = dict.fromkeys(
             ("left", "right", "down", "rotate", "hard_drop")
         )

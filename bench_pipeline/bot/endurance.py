@@ -6,7 +6,6 @@ top the game out timed to end with the window, tell a game over, and restart the
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 
@@ -14,19 +13,16 @@ import numpy as np
 
 from bench_pipeline.bot import board as B
 from bench_pipeline.bot.core import BotCore
+from bench_pipeline.bot.timings import TIMINGS
+from bench_pipeline.bot.words import GAME_OVER
 
-EXTRA_PLAY_S = 8.0  # play past the endurance window while no row was completed yet
-TOP_OUT_S = 7.5  # a top-out with a hard drop, watching its end included
-TOP_OUT_MIN_S = 13.0  # the least time a top-out is given, with a hard drop
-SOFT_TOP_OUT = 1.6  # soft-dropping to the top takes this many times as long
-FINISH_AFTER_WINDOW_S = 20.0  # all play after the endurance window ends this soon after it
-GAME_OVER_DIALOG = re.compile(
-    r"game\s*over|you\s+los|game\s+ended|spiel\s+(vorbei|beendet)|juego\s+terminado|"
-    r"fin\s+del\s+juego|fin\s+de\s+(la\s+)?partie|partie\s+termin|ゲームオーバー|游戏结束|"
-    r"게임\s*(오버|종료|결과)|игра\s+окончена|конец\s+игры|вы\s+проиграли|поражение|"
-    r"oyun\s+bitti|partita\s+finita|koniec\s+gry",
-    re.IGNORECASE,
-)
+EXTRA_PLAY_S = TIMINGS.extra_play_s
+TOP_OUT_S = TIMINGS.top_out_s
+TOP_OUT_MIN_S = TIMINGS.top_out_min_s
+SOFT_TOP_OUT = TIMINGS.soft_top_out
+FINISH_AFTER_WINDOW_S = TIMINGS.finish_after_window_s
+# A dialog saying the game ended: the game-over words of words.json.
+GAME_OVER_DIALOG = GAME_OVER
 
 
 class EndurancePhase(BotCore):

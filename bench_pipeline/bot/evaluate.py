@@ -31,23 +31,26 @@ from bench_pipeline.bot.browser import (
     chromium_executable,
 )
 from bench_pipeline.bot.contain import Containment, contained_browser, install_guard
-from bench_pipeline.bot.contract import Calibration, Evaluation, contract_start
+from bench_pipeline.bot.contract import BOT_VERSION, Calibration, Evaluation, contract_start
+from bench_pipeline.bot.observations import ObservationLog
 from bench_pipeline.bot.play import Bot
-from bench_pipeline.bot.session import EventLog, GameSession, PageGone
-from bench_pipeline.bot.verdicts import Observed, derive_all
+from bench_pipeline.bot.session import GameSession, PageGone
+from bench_pipeline.bot.timings import TIMINGS
+from bench_pipeline.bot.verdicts import judge
+from bench_pipeline.bot.words import probe_script
 from bench_pipeline.warehouse.budget import ArtifactBudget
 
-PROBE = (Path(__file__).parent / "probe.js").read_text()
-HARD_CAP_S = 120.0
+PROBE = probe_script()  # probe.js with the word lists of words.json in place
+HARD_CAP_S = TIMINGS.hard_cap_s
 # Play ends this long after the endurance window's length from the evaluation's start:
 # loading, the start and the top-out past the window fit in it, so an evaluation lasts at
 # most about a minute (30 s window) whatever the game does. A game that took long to
 # start gets a shortened top-out (or a window observed in part: INCONCLUSIVE), not a
 # longer evaluation.
-BEYOND_WINDOW_S = 24.0
+BEYOND_WINDOW_S = TIMINGS.beyond_window_s
 # A shorter window (a quick demo run) keeps the contract window's budget: calibrating a
 # slow game takes as long whatever the window.
-CONTRACT_WINDOW_S = 30.0
+CONTRACT_WINDOW_S = TIMINGS.contract_window_s
 # Failed resource loads, and the browser's own word that the web-app manifest a page links
 # could not be fetched: the browser's messages about missing files, not the game's code.
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon", "Manifest fetch from")
@@ -80,7 +83,7 @@ def _kill_matching(marker: str) -> None:
 
 
 @contextmanager
-def _watchdog(marker: str, seconds: float, log: EventLog) -> Iterator[None]:
+def _watchdog(marker: str, seconds: float, log: ObservationLog) -> Iterator[None]:
     fired = threading.Event()
 
     def fire() -> None:
@@ -97,7 +100,7 @@ def _watchdog(marker: str, seconds: float, log: EventLog) -> Iterator[None]:
         timer.cancel()
 
 
-def _attach_listeners(page, log: EventLog, containment: Containment | None = None) -> None:
+def _attach_listeners(page, log: ObservationLog, containment: Containment | None = None) -> None:
     def on_console(message) -> None:
         if message.type != "error":
             return
@@ -191,7 +194,7 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate one game (a directory or a loopback URL). Raises only when the bot cannot run."""
     started = time.monotonic()
-    log = EventLog()
+    log = ObservationLog(endurance_s=endurance_s, target=target, bot_version=BOT_VERSION)
     bot: Bot | None = None
     loaded = False
     load_error: str | None = None
@@ -270,49 +273,57 @@ def evaluate(
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
+    log.loaded, log.load_error = loaded, load_error
+    if containment is not None:
+        log.blocked_requests = containment.to_json().get("blocked_requests", [])
     if bot is not None:
         with contextlib.suppress(Exception):
             bot.scan_clears()  # the frames recorded after the last piece played
-    observed = Observed(bot, log, loaded, load_error, endurance_s)
-    results = derive_all(observed)
-    calibration = Calibration()
-    if bot is not None:
-        g = bot.s.geometry
-        if g is not None:
-            calibration.renderer = g.renderer
-            calibration.cols, calibration.rows = g.cols, g.rows
-            calibration.board_rect = g.rect()
-            calibration.locator = g.locator
-        calibration.start = contract_start(bot.start_mechanism)
-        calibration.controls = dict(bot.controls)
-        calibration.score_source = bot.score_source
+        bot.record_facts()
+    log.duration_s = time.monotonic() - started
+    judgement = judge(log)
+    calibration = calibration_of(log, judgement.score_source)
     evaluation = Evaluation(
         target=target,
         calibration=calibration,
-        results=results,
-        duration_s=time.monotonic() - started,
+        results=judgement.results,
+        duration_s=log.duration_s,
         notes=[f"{t:.2f}s {text}" for t, text in log.notes],
         containment=containment.to_json() if containment is not None else None,
     )
     if artifacts is not None:
-        write_artifacts(artifacts, evaluation, log, screenshots, bot)
+        write_artifacts(artifacts, evaluation, log, screenshots)
     return evaluation
+
+
+def calibration_of(log: ObservationLog, score_source: str | None) -> Calibration:
+    """The contract's calibration, from the observation log."""
+    calibration = Calibration()
+    g = log.field_seen
+    if g is not None:
+        calibration.renderer = g.renderer
+        calibration.cols, calibration.rows = g.cols, g.rows
+        calibration.board_rect = {"x": g.x, "y": g.y, "w": g.width, "h": g.height}
+        calibration.locator = g.locator
+    calibration.start = contract_start(log.facts.start_mechanism)
+    calibration.controls = dict(log.facts.controls)
+    calibration.score_source = score_source
+    return calibration
+
+
+OBSERVATIONS_FILE = "observations.json"
 
 
 def write_artifacts(
     folder: Path,
     evaluation: Evaluation,
-    log: EventLog,
+    log: ObservationLog,
     screenshots: dict[str, bytes],
-    bot: Bot | None,
 ) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "evaluation.json").write_text(json.dumps(evaluation.to_json(), indent=2))
-    events = log.to_json()
-    events["blocked_requests"] = (evaluation.containment or {}).get("blocked_requests", [])
-    (folder / "events.json").write_text(json.dumps(events, indent=1))
-    if bot is not None:
-        (folder / "evidence.json").write_text(json.dumps(dict(bot.evidence.items), indent=1))
+    # The one log the verdicts were derived from: `bench rejudge` derives them again.
+    log.write(folder / OBSERVATIONS_FILE)
     (folder / "console.txt").write_text(
         "\n".join(
             [f"{t:7.2f} pageerror {s}" for t, s in log.page_errors]

@@ -1,8 +1,10 @@
 """The bot's play: start the game, discover controls, play with the heuristic, top out.
 
-Every phase records what it saw as `Evidence` (per test) in addition to the raw event
-log; `verdicts.py` turns evidence into verdicts. A phase that cannot go on (the page is
-gone, time is up) stops; what was observed so far still counts.
+Every phase records what it saw in the observation log (observations.py): the frames and
+keys, and per test the episodes its probes showed; once play ends `record_facts` adds the
+facts of the play. `verdicts.judge` turns that log, and nothing else, into verdicts. A
+phase that cannot go on (the page is gone, time is up) stops; what was observed so far
+still counts.
 
 `Bot` is put together from one mixin per phase: the state and the reads of the field in
 core.py, the start in start.py, control discovery in controls.py and drops.py, the
@@ -26,7 +28,7 @@ from bench_pipeline.bot.controls import (
     WALL_TURNS,
     ControlDiscovery,
 )
-from bench_pipeline.bot.core import AFTER_KEY_S, SPAWN_ROWS, Evidence, faint_piece
+from bench_pipeline.bot.core import AFTER_KEY_S, SPAWN_ROWS, faint_piece
 from bench_pipeline.bot.drops import DOWN_KEYS, HARD_DROP_KEYS, HARD_DROP_TRIES, DropDiscovery
 from bench_pipeline.bot.endurance import (
     EXTRA_PLAY_S,
@@ -37,7 +39,7 @@ from bench_pipeline.bot.endurance import (
     TOP_OUT_S,
     EndurancePhase,
 )
-from bench_pipeline.bot.session import Frame
+from bench_pipeline.bot.observations import Evidence, FieldSeen, Frame, PlayFacts
 from bench_pipeline.bot.start import (
     AUTO_WATCH_S,
     MAX_LOADS,
@@ -86,6 +88,28 @@ SOFT_PRESSES_MAX = 8  # soft-drop presses a read, while the piece has that many 
 
 class Bot(EndurancePhase, DropDiscovery, ControlDiscovery, StartPhase):
     """The gameplay bot: every phase's mixin, and phase 3 (playing pieces) here."""
+
+    def record_facts(self) -> None:
+        """Write the facts of the play into the observation log, once play has ended: the
+        verdicts read them there, never from the bot."""
+        g = self.s.geometry
+        if g is not None:
+            self.log.field_seen = FieldSeen(
+                g.renderer, g.x, g.y, g.width, g.height, g.cols, g.rows, g.locator, g.by_shape
+            )
+        self.log.facts = PlayFacts(
+            start_mechanism=self.start_mechanism,
+            started_at=self.started_at,
+            controls=dict(self.controls),
+            loads=self.loads,
+            gravity_s_per_row=self.gravity_s_per_row,
+            locks=self.locks,
+            lock_times=list(self.lock_times),
+            rows_cleared=self.rows_cleared,
+            first_game_over_at=self.first_game_over_at,
+            top_out_began=self.top_out_began,
+            pauses=list(self.pauses),
+        )
 
     # ---- phase 3: play ---------------------------------------------------------------
     def _matches(self, frame: Frame, expected: np.ndarray, ghost_first: bool = True) -> bool:

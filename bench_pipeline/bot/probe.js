@@ -8,6 +8,9 @@
   // (a top-level `class Map` for its tile map shadows the built-in for every later
   // script) or assign `window.Set`; the probe keeps working on the real ones.
   const { Map, Set, WeakMap, JSON, Math, Number, Object, Array } = window;
+  // The word lists of bench_pipeline/bot/words.json, put in place by words.probe_script().
+  const WORDS = /*BENCH_WORDS*/ null;
+  const anyOf = (list) => list.join("|");
   const B = { canvases: [], rects: [], texts: [], drawCount: 0 };
   Object.defineProperty(window, "__bench", { value: B, enumerable: false });
   // A value as JSON text, for a bot that cannot rely on the page's own built-ins.
@@ -452,20 +455,7 @@
   };
 
   // Game-over wording in the prompt languages (en, de, es, fr, ja, zh) and common variants.
-  const GAME_OVER = new RegExp(
-    [
-      "game\\s*over", "gameover", "you\\s+lose", "you\\s+lost", "game\\s+ended", "try\\s+again", "play\\s+again",
-      "spiel\\s+(?:vorbei|beendet|zu\\s+ende)", "spielende",
-      "fin\\s+del\\s+juego", "juego\\s+terminado", "partida\\s+terminada",
-      "fim\\s+de\\s+jogo", "voc[eê]\\s+perdeu",
-      "fin\\s+de\\s+(?:la\\s+)?partie", "partie\\s+termin[ée]e", "jeu\\s+termin[ée]",
-      "ゲームオーバー", "ゲーム終了", "游戏结束", "遊戲結束", "游戏失败",
-      "게임\\s*오버", "게임\\s*종료",
-      "игра\\s+окончена", "конец\\s+игры", "вы\\s+проиграли", "поражение", "oyun\\s+bitti",
-      "partita\\s+finita", "tr[oò]\\s+ch[oơ]i\\s+k[eế]t\\s+th[uú]c", "koniec\\s+gry",
-    ].join("|"),
-    "i"
-  );
+  const GAME_OVER = new RegExp(anyOf(WORDS.game_over), "i");
   B.gameOverText = () => {
     try {
       const body = document.body ? document.body.innerText || "" : "";
@@ -481,25 +471,10 @@
   // Start and restart buttons in the prompt languages; Latin words must end at a word boundary.
   const START = new RegExp(
     "^[\\s\u25b6\u25ba\u2022:!\u00a1\u00bf-]*(?:(?:" +
-      [
-        "start", "play", "new\\s*game", "begin", "go", "start\\s*game", "play\\s*now", "restart", "play\\s*again", "new", "retry",
-        "spiel\\s+starten", "starten", "spielen", "neues\\s+spiel", "los", "neu\\s+starten", "nochmal", "beginnen",
-        "jugar", "empezar", "comenzar", "iniciar", "nuevo\\s+juego", "nueva\\s+partida", "reiniciar", "volver\\s+a\\s+jugar",
-        "jouer", "commencer", "d[ée]marrer", "nouvelle\\s+partie", "recommencer", "rejouer", "lancer",
-        // Portuguese (agents' games are often in it, though it is no prompt language).
-        "jogar", "come[cç]ar", "novo\\s+jogo", "jogar\\s+de\\s+novo", "recome[cç]ar",
-        // Russian, Italian, Turkish, Vietnamese, Polish: games found on GitHub use them.
-        "старт", "начать(?:\\s+игру)?", "играть", "новая\\s+игра", "заново", "играть\\s+снова",
-        "gioca", "inizia", "nuova\\s+partita", "ricomincia",
-        "ba[sş]la", "oyna", "yeni\\s+oyun", "oyunu\\s+ba[sş]lat",
-        "b[aắ]t\\s+[dđ][aầ]u", "ch[oơ]i", "ch[oơ]i\\s+l[aạ]i",
-        "graj", "nowa\\s+gra", "zagraj",
-        // A game set up paused at load: its way in is a Resume button.
-        "resume", "unpause", "fortsetzen", "reanudar", "reprendre",
-      ].join("|") +
-      ")(?![\\p{L}\\d])|スタート|開始|はじめ|始め|プレイ|ゲーム開始|もう一度|リスタート|再開|开始|重新开始|再玩|再来|新游戏|" +
-      // Korean: start, game start, start again, new game, play.
-      "게임\\s*시작|시작|다시\\s*시작|다시\\s*하기|새\\s*게임|플레이)",
+      anyOf(WORDS.start) +
+      ")(?![\\p{L}\\d])|" +
+      anyOf(WORDS.start_unbounded) +
+      ")",
     "iu"
   );
   B.startButtons = () => {
@@ -539,7 +514,7 @@
     return out;
   };
   // An identifier or file name that names a start control: startGame, btn-start, play_btn.
-  const START_NAMES = new Set(["start", "play", "begin", "restart", "newgame", "resume", "kaishi"]);
+  const START_NAMES = new Set(WORDS.start_names);
   const startName = (name) =>
     (name || "")
       .replace(/([a-z])([A-Z])/g, "$1 $2")
@@ -552,16 +527,11 @@
   // while it is open it catches the clicks meant for the real Start button.
   const CLOSE = new RegExp(
     "^(?:[x\u00d7\u2715\u2716\u2573]|" +
-      [
-        "close", "ok", "okay", "got\\s+it", "continue", "dismiss", "skip", "understood", "i\\s+understand", "let'?s\\s+go",
-        "schlie(?:ß|ss)en", "verstanden", "weiter", "alles\\s+klar", "los\\s+geht'?s",
-        "cerrar", "entendido", "continuar", "vale", "de\\s+acuerdo", "aceptar",
-        "fermer", "compris", "j'ai\\s+compris", "continuer", "d'accord",
-        "閉じる", "わかった", "わかりました", "了解", "続ける", "关闭", "知道了", "确定", "好的", "继续",
-        "닫기", "확인", "계속",
-      ].join("|") +
+      anyOf(WORDS.close) +
       // "Got it, thanks!", "OK, thank you": the thanks changes nothing.
-      ")(?:[\\s,.!]+(?:thanks?|thank\\s+you|danke|gracias|merci|ありがとう|谢谢))?[\\s.!]*$",
+      ")(?:[\\s,.!]+(?:" +
+      anyOf(WORDS.thanks) +
+      "))?[\\s.!]*$",
     "iu"
   );
   const covering = (el) => {
@@ -614,12 +584,7 @@
   // two or more enabled buttons alike (same tag and class), each with a short label, none
   // of them a way to start, close or configure. Choosing one is a step towards the start.
   // Links are left alone (they may leave the page).
-  const NOT_A_MODE = new RegExp(
-    "setting|option|help|about|credit|leader|high\\s*score|rank|score|sound|music|audio|mute|volume|" +
-      "quit|exit|back|menu|pause|control|share|login|sign|language|theme|reset|" +
-      "einstellung|hilfe|ajustes|ayuda|opciones|param[eè]tre|aide|設定|ヘルプ|设置|帮助|설정|도움",
-    "iu"
-  );
+  const NOT_A_MODE = new RegExp(anyOf(WORDS.not_a_mode), "iu");
   B.menuButtons = () => {
     const groups = new Map();
     try {

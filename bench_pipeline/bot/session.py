@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,100 +19,23 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
 from bench_pipeline.bot.geometry import BoardGeometry, CanvasField, choose_board
+from bench_pipeline.bot.observations import EventLog, Frame
 from bench_pipeline.bot.pixel_field import field_from_pixels
+from bench_pipeline.bot.timings import TIMINGS
 
-SCREENSHOT_TIMEOUT_MS = 2500
+SCREENSHOT_TIMEOUT_MS = TIMINGS.screenshot_timeout_ms
 # How long a page that missed a query's timeout is given to answer a plain ping before it
 # is called frozen: on a loaded machine a live page can miss one 3 s timeout.
-ALIVE_PING_MS = 6000
+ALIVE_PING_MS = TIMINGS.alive_ping_ms
 # A page that keeps missing timeouts while it answers costs each read up to three timeouts:
 # after this many the bot stops waiting on it (blind: play ends, the game is not blamed).
 SLOW_ANSWERS_MAX = 3
-KEY_HOLD_MS = 30  # longer than one 60 Hz frame, far shorter than any auto-repeat delay
-PIXEL_LOOK_EVERY_S = 1.0  # at most one look per canvas for a field in its pixels
+KEY_HOLD_MS = TIMINGS.key_hold_ms
+PIXEL_LOOK_EVERY_S = TIMINGS.pixel_look_every_s
 DEFAULT_THRESHOLD = 40.0
 # The lowest threshold: a cell's middle that differs from its background by less is not
 # drawn on (anti-aliasing, a faint translucent ghost, an overlay's tint).
 MIN_THRESHOLD = 18.0
-
-
-@dataclass
-class Frame:
-    t: float  # seconds since the session started
-    filled: np.ndarray  # (rows, cols) bool
-
-    def key(self) -> bytes:
-        return np.packbits(self.filled).tobytes()
-
-
-@dataclass
-class EventLog:
-    """Everything observed, timestamped: the evidence every verdict is derived from."""
-
-    t0: float = field(default_factory=time.monotonic)
-    frames: list[Frame] = field(default_factory=list)  # only frames that differ
-    reads: list[float] = field(default_factory=list)  # every read's time (poll cadence)
-    actions: list[tuple[float, str, str]] = field(default_factory=list)  # (t, key, purpose)
-    notes: list[tuple[float, str]] = field(default_factory=list)
-    console_errors: list[tuple[float, str]] = field(default_factory=list)
-    page_errors: list[tuple[float, str]] = field(default_factory=list)
-    ignored_console: list[tuple[float, str]] = field(default_factory=list)
-    dialogs: list[tuple[float, str, str]] = field(default_factory=list)
-    numbers: list[tuple[float, str, str, int]] = field(default_factory=list)  # (t, src, label, v)
-    crashed_at: float | None = None
-    frozen_at: float | None = None
-    navigated_away_at: float | None = None
-    # The page still answered but its screenshots kept timing out: the bot can no longer
-    # see it. Not a fault of the game (a loaded machine, a stalled compositor): play ends,
-    # and what was not observed yet stays INCONCLUSIVE.
-    blind_at: float | None = None
-    # Pages of the same site still to be followed before the game starts (a menu page
-    # that opens the game's page); none once it started: a page leaving then is gone.
-    follow_pages: int = 2
-
-    def now(self) -> float:
-        return time.monotonic() - self.t0
-
-    def note(self, text: str) -> None:
-        self.notes.append((self.now(), text))
-
-    def read_intervals_ms(self) -> dict[str, float] | None:
-        """Cadence of playfield reads: the bot reads continuously while it plays."""
-        if len(self.reads) < 3:
-            return None
-        gaps = np.diff(np.array(self.reads)) * 1000
-        return {
-            "median": round(float(np.median(gaps)), 1),
-            "p95": round(float(np.percentile(gaps, 95)), 1),
-            "max": round(float(gaps.max()), 1),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "frames": [
-                {
-                    "t": round(f.t, 3),
-                    "grid": ["".join("#" if v else "." for v in row) for row in f.filled],
-                }
-                for f in self.frames
-            ],
-            "actions": [{"t": round(t, 3), "key": k, "purpose": p} for t, k, p in self.actions],
-            "notes": [{"t": round(t, 3), "text": s} for t, s in self.notes],
-            "console_errors": [{"t": round(t, 3), "text": s} for t, s in self.console_errors],
-            "page_errors": [{"t": round(t, 3), "text": s} for t, s in self.page_errors],
-            "ignored_console": [{"t": round(t, 3), "text": s} for t, s in self.ignored_console],
-            "dialogs": [{"t": round(t, 3), "type": k, "message": m} for t, k, m in self.dialogs],
-            "numbers": [
-                {"t": round(t, 3), "source": s, "label": label, "value": v}
-                for t, s, label, v in self.numbers
-            ],
-            "reads": len(self.reads),
-            "read_interval_ms": self.read_intervals_ms(),
-            "crashed_at": self.crashed_at,
-            "frozen_at": self.frozen_at,
-            "navigated_away_at": self.navigated_away_at,
-            "blind_at": self.blind_at,
-        }
 
 
 def _navigating(error: Exception) -> bool:

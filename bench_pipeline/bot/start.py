@@ -17,6 +17,7 @@ from bench_pipeline.bot import board as B
 from bench_pipeline.bot.core import SPAWN_ROWS, BotCore
 from bench_pipeline.bot.geometry import BoardGeometry, trim_walls
 from bench_pipeline.bot.session import MIN_THRESHOLD
+from bench_pipeline.bot.timings import TIMINGS
 
 START_KEYS = ("Enter", " ", "s", "p", "ArrowDown", "n")
 # What the bot types where a game asks for a player's name before it starts.
@@ -26,9 +27,9 @@ OVERLAY_SHARE = 0.6
 # A first piece may spawn above the field (rows -2, -3) and show only after a row or two
 # of fall: the watch after a start button lasts that long. (An auto-start missed by the
 # shorter first watch is caught by the start keys, which the game ignores or obeys.)
-AUTO_WATCH_S = 1.6
-START_WATCH_S = 2.4
-QUICK_WATCH_S = 1.0  # on a load that threw, before loading again
+AUTO_WATCH_S = TIMINGS.auto_watch_s
+START_WATCH_S = TIMINGS.start_watch_s
+QUICK_WATCH_S = TIMINGS.quick_watch_s
 # A game that throws while loading may do so only on some loads: reload up to this many
 # times in all before judging it.
 MAX_LOADS = 3

@@ -1,53 +1,50 @@
-"""From what was observed to the sixteen verdicts.
+"""From the observation log to the sixteen verdicts: `judge(log)`, a pure function.
 
-Each test has its own function reading the evidence and the event log; one failing
-derivation never stops the others (it becomes INCONCLUSIVE with the reason). A PASS is
-only ever given on positive evidence.
+Each test has its own function reading the log (observations.py) and nothing else; it
+writes nothing back. One failing derivation never stops the others (it becomes
+INCONCLUSIVE with the reason). A PASS is only ever given on positive evidence: the
+renderer reader's episode for it and, where the state reader found the game's own state,
+the same event there (`crosscheck.py`). Because the verdicts read only the log, a saved
+`observations.json` is judged again offline (`bench rejudge`) with the rules of the day.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench_pipeline.bot.contract import TEST_IDS, TestResult, Verdict
-from bench_pipeline.bot.geometry import NARROWED
-from bench_pipeline.bot.play import Bot
-from bench_pipeline.bot.session import EventLog
+from bench_pipeline.bot.geometry import ANCHORED, COLS, NARROWED, ROWS
+from bench_pipeline.bot.observations import FieldSeen, ObservationLog
+from bench_pipeline.bot.words import LINES_LABEL, NOT_SCORE, SCORE_LABEL
 
-# Labels in the prompt languages (en, de, es, fr, ja, zh) and others met in real games
-# (pt, it, ru, uk, ko, vi).
-SCORE_LABEL = re.compile(
-    r"score|points|pts|punkte|punktzahl|puntos|puntuaci|pontos|pontua|marcador|punteggio|punti|"
-    r"счёт|счет|очки|очков|балл|рахунок|점수|điểm|得点|スコア|ポイント|分数|得分|积分|點數",
-    re.IGNORECASE,
-)
-NOT_SCORE = re.compile(
-    r"time|sec|level|lvl|line|row|high|best|hi\b|record|speed|fps|next|zeit|stufe|zeile|reihe|"
-    r"rekord|nächst|tiempo|nivel|línea|linea|fila|mejor|temps|niveau|ligne|meilleur|"
-    r"nível|linhas|livell|linee|righe|miglior|уров|лини|рекорд|лучш|врем|레벨|라인|최고|다음|시간|"
-    r"時間|タイム|レベル|ライン|行|ベスト|ハイ|次|时间|等级|级别|最高|下一",
-    re.IGNORECASE,
-)
-LINES_LABEL = re.compile(
-    r"line|row|zeile|reihe|línea|linea|fila|ligne|linhas|linee|righe|лини|рядк|라인|줄|ライン|行|消除",
-    re.IGNORECASE,
-)
+# Score, not-a-score and lines labels: words.json (shared with the page probe).
 # A number first shown this long after the start, already above zero, rose from nothing.
 APPEARED_AFTER_S = 3.0
 STILL_GAP_S = 5.0  # the field must change at least this often during the endurance window
 
 
-@dataclass
-class Observed:
-    bot: Bot | None
-    log: EventLog
-    loaded: bool
-    load_error: str | None
-    endurance_s: float
+Observed = ObservationLog  # what every derivation reads
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The sixteen verdicts, and what the score verdict found the score in."""
+
+    results: dict[str, TestResult]
+    score_source: str | None
+
+
+def _standard(g: FieldSeen) -> bool:
+    return (g.cols, g.rows) == (COLS, ROWS)
+
+
+def _size_assumed(g: FieldSeen) -> bool:
+    """10x20 was taken, not counted: from a 1:2 shape, or as 10x20 pitches anchored on
+    the few cells drawn so far."""
+    return g.by_shape or ANCHORED in g.locator
 
 
 def died_at(o: Observed) -> float | None:
@@ -56,26 +53,25 @@ def died_at(o: Observed) -> float | None:
     The field never changed again after that moment although the bot kept pressing keys
     for a while: what was tried afterwards says nothing about the mechanic tried.
     """
-    if not o.log.frames:
+    if not o.frames:
         return None
-    last_change = o.log.frames[-1].t
-    presses_after = [t for t, _k, _p in o.log.actions if t > last_change + 0.5]
-    observed_until = o.log.reads[-1] if o.log.reads else last_change
-    ends = [t for t in (o.log.frozen_at, o.log.crashed_at, o.log.navigated_away_at) if t]
+    last_change = o.frames[-1].t
+    presses_after = [t for t, _k, _p in o.actions if t > last_change + 0.5]
+    observed_until = o.reads[-1] if o.reads else last_change
+    ends = [t for t in (o.frozen_at, o.crashed_at, o.navigated_away_at) if t]
     if ends:
         return min(ends)
     if len(presses_after) >= 3 and observed_until - last_change > 5.0:
-        if o.bot is not None and o.bot.evidence.has("game_over", "pass"):
+        if o.evidence.has("game_over", "pass"):
             return None  # a still field after game over is the game over, not a death
         return last_change
     return None
 
 
 def _from_evidence(o: Observed, test: str, missing: str) -> TestResult:
-    assert o.bot is not None
-    ev = o.bot.evidence
+    ev = o.evidence
     dead = died_at(o)
-    fails = [(t, d) for t, outcome, d in ev.items.get(test, []) if outcome == "fail"]
+    fails = [(e.t, e.detail) for e in ev.episodes(test, "fail")]
     if dead is not None:
         fails = [(t, d) for t, d in fails if t <= dead + 0.5]
     if fails:
@@ -92,7 +88,7 @@ def _from_evidence(o: Observed, test: str, missing: str) -> TestResult:
 
 def _grid(o: Observed) -> TestResult | None:
     """INCONCLUSIVE for grid-dependent tests when no playfield could be read."""
-    if o.bot is None or o.bot.s.geometry is None:
+    if o.field_seen is None:
         return TestResult(
             Verdict.INCONCLUSIVE, "no playfield was located, so it could not be observed"
         )
@@ -102,24 +98,24 @@ def _grid(o: Observed) -> TestResult | None:
 def loads(o: Observed) -> TestResult:
     if not o.loaded:
         return TestResult(Verdict.FAIL, f"the page did not load: {o.load_error}")
-    g = o.bot.s.geometry if o.bot else None
+    g = o.field_seen
     if g is None:
         return TestResult(
             Verdict.FAIL, "the page loaded but no playfield (canvas, DOM or SVG grid) was found"
         )
     if g.by_shape and not _lattice_confirmed(o):
-        shape = "a 1:2 shape" if g.standard else f"room for {g.cols}x{g.rows} square cells"
+        shape = "a 1:2 shape" if _standard(g) else f"room for {g.cols}x{g.rows} square cells"
         return TestResult(
             Verdict.INCONCLUSIVE,
             f"a {g.renderer} area with {shape} was taken for the field ({g.locator}), but "
             f"no piece was seen falling or moving on its {g.cols}x{g.rows} cells to confirm it",
         )
-    if not g.standard:
+    if not _standard(g):
         how = ", counted in square cells of its box" if g.by_shape else ""
         return TestResult(
             Verdict.FAIL, f"the playfield is {g.cols}x{g.rows}{how}, not 10x20 ({g.locator})"
         )
-    if g.size_assumed and (missing := _size_unseen(o)):
+    if _size_assumed(g) and (missing := _size_unseen(o)):
         # A 10x16 or 9x18 field read as 10x20 still shows pieces falling and moving by
         # whole cells: only its edges tell its size.
         return TestResult(
@@ -128,7 +124,7 @@ def loads(o: Observed) -> TestResult:
         )
     if (doubt := _pushed_out_of_narrowed_field(o)) is not None:
         return TestResult(Verdict.INCONCLUSIVE, doubt)
-    loads = o.bot.loads if o.bot else 1
+    loads = o.facts.loads
     again = (
         f"; it took {loads} page loads, the earlier ones threw and did not start"
         if loads > 1
@@ -142,13 +138,13 @@ def _pushed_out_of_narrowed_field(o: Observed) -> str | None:
     beside a panel), and then a piece was pushed out of them sideways: the field may be
     the whole lattice (a 15x20 field looks the same until then). Neither its size nor its
     walls can be told; None when there is no such doubt."""
-    g = o.bot.s.geometry if o.bot else None
-    if g is None or NARROWED not in g.locator or o.bot is None:
+    g = o.field_seen
+    if g is None or NARROWED not in g.locator:
         return None
     out = next(
         (
             detail
-            for _t, outcome, detail in o.bot.evidence.items.get("walls", [])
+            for _t, outcome, detail, _data in o.evidence.items.get("walls", [])
             if outcome == "fail" and "left the field" in detail
         ),
         None,
@@ -164,21 +160,20 @@ def _pushed_out_of_narrowed_field(o: Observed) -> str | None:
 def _size_unseen(o: Observed) -> str:
     """What did not show the assumed field's edges ('' when all did): a piece stopped by
     the left wall in column 1 and by the right wall in column 10, and a cell in row 20."""
-    assert o.bot is not None
-    walls = [d for _t, outcome, d in o.bot.evidence.items.get("walls", []) if outcome == "pass"]
+    walls = [e.detail for e in o.evidence.episodes("walls", "pass")]
     missing = [
         f"no piece was stopped by the {side} wall in its outer column"
         for side in ("left", "right")
         if not any(f"the {side} wall" in d for d in walls)
     ]
-    if not any(frame.filled[-1].any() for frame in o.log.frames):
+    if not any(frame.filled[-1].any() for frame in o.frames):
         missing.append("no cell was seen in its bottom row")
     return "; ".join(missing)
 
 
 def _lattice_confirmed(o: Observed) -> bool:
     """A tetromino was seen falling or moving by whole cells of the field read."""
-    ev = o.bot.evidence if o.bot else None
+    ev = o.evidence
     return ev is not None and any(
         ev.has(test, "pass") for test in ("gravity", "move_left", "move_right")
     )
@@ -187,14 +182,13 @@ def _lattice_confirmed(o: Observed) -> bool:
 def starts(o: Observed) -> TestResult:
     if (r := _grid(o)) is not None:
         return r
-    assert o.bot is not None
-    if o.bot.evidence.has("starts", "pass"):
+    if o.evidence.has("starts", "pass"):
         return TestResult(
-            Verdict.PASS, f"{o.bot.start_mechanism}: {o.bot.evidence.first('starts', 'pass')}"
+            Verdict.PASS, f"{o.facts.start_mechanism}: {o.evidence.first('starts', 'pass')}"
         )
-    if o.log.crashed_at is not None or o.log.frozen_at is not None:
+    if o.crashed_at is not None or o.frozen_at is not None:
         return TestResult(Verdict.FAIL, "the page crashed or froze before a piece appeared")
-    if o.log.blind_at is not None:
+    if o.blind_at is not None:
         return TestResult(
             Verdict.INCONCLUSIVE,
             "screenshots of the page kept timing out while it still answered, before a piece "
@@ -202,7 +196,7 @@ def starts(o: Observed) -> TestResult:
         )
     return TestResult(
         Verdict.FAIL,
-        o.bot.evidence.first("starts", "fail")
+        o.evidence.first("starts", "fail")
         or "no start mechanism made a piece appear (auto, buttons, keys, click)",
     )
 
@@ -210,8 +204,7 @@ def starts(o: Observed) -> TestResult:
 def _needs_start(o: Observed) -> TestResult | None:
     if (r := _grid(o)) is not None:
         return r
-    assert o.bot is not None
-    if o.bot.started_at is None:
+    if o.facts.started_at is None:
         return TestResult(
             Verdict.INCONCLUSIVE, "the game never started, so this could not be observed"
         )
@@ -229,8 +222,7 @@ def _evidence_test(test: str, missing: str) -> Callable[[Observed], TestResult]:
 def walls(o: Observed) -> TestResult:
     if (r := _needs_start(o)) is not None:
         return r
-    assert o.bot is not None
-    if not (o.bot.controls["left"] and o.bot.controls["right"]):
+    if not (o.facts.controls["left"] and o.facts.controls["right"]):
         return TestResult(Verdict.INCONCLUSIVE, "left and right controls were not both found")
     if (doubt := _pushed_out_of_narrowed_field(o)) is not None:
         return TestResult(Verdict.INCONCLUSIVE, doubt)
@@ -250,12 +242,11 @@ def line_clear(o: Observed) -> TestResult:
 def spawn(o: Observed) -> TestResult:
     if (r := _needs_start(o)) is not None:
         return r
-    assert o.bot is not None
-    if o.bot.evidence.has("spawn", "pass"):
-        return TestResult(Verdict.PASS, o.bot.evidence.first("spawn", "pass") or "")
-    if o.bot.locks >= 2 and o.log.crashed_at is None and o.log.frozen_at is None:
+    if o.evidence.has("spawn", "pass"):
+        return TestResult(Verdict.PASS, o.evidence.first("spawn", "pass") or "")
+    if o.facts.locks >= 2 and o.crashed_at is None and o.frozen_at is None:
         return TestResult(
-            Verdict.FAIL, f"{o.bot.locks} pieces landed and no new piece appeared at the top"
+            Verdict.FAIL, f"{o.facts.locks} pieces landed and no new piece appeared at the top"
         )
     return TestResult(Verdict.INCONCLUSIVE, "no piece was seen landing")
 
@@ -270,12 +261,11 @@ def _year_in_small_print(label: str | None, value: int) -> bool:
 def score(o: Observed) -> TestResult:
     if (r := _needs_start(o)) is not None:
         return r
-    assert o.bot is not None
     series: dict[str, list[int]] = defaultdict(list)
     labels: dict[str, str] = {}
-    started = o.bot.started_at
+    started = o.facts.started_at
     assert started is not None
-    for t, source, label, value in o.log.numbers:
+    for t, source, label, value in o.numbers:
         if (
             source not in series
             and t > started + APPEARED_AFTER_S
@@ -291,15 +281,15 @@ def score(o: Observed) -> TestResult:
     labelled = [s for s in increased if SCORE_LABEL.search(labels[s])]
     if labelled:
         s = labelled[0]
-        o.bot.score_source = s
         return TestResult(
-            Verdict.PASS, f"{labels[s]!r} went {series[s][0]} → {max(series[s])} ({s})"
+            Verdict.PASS, f"{labels[s]!r} went {series[s][0]} → {max(series[s])} ({s})", found=s
         )
     bare = [s for s in increased if not labels[s] or not NOT_SCORE.search(labels[s])]
     if bare:
         s = bare[0]
-        o.bot.score_source = s
-        return TestResult(Verdict.PASS, f"a number went {series[s][0]} → {max(series[s])} ({s})")
+        return TestResult(
+            Verdict.PASS, f"a number went {series[s][0]} → {max(series[s])} ({s})", found=s
+        )
     # A game whose only counter is the lines cleared ("Lines" rather than "Score"): that
     # counter is its score, unless a score-labelled number is shown as well and stood still.
     lines = [s for s in series if labels[s] and LINES_LABEL.search(labels[s])]
@@ -307,12 +297,12 @@ def score(o: Observed) -> TestResult:
         grew = [s for s in lines if s in increased]
         if grew:
             s = grew[0]
-            o.bot.score_source = s
             return TestResult(
                 Verdict.PASS,
                 f"the only counter, {labels[s]!r}, went {series[s][0]} → {max(series[s])} ({s})",
+                found=s,
             )
-        if not o.bot.rows_cleared:
+        if not o.facts.rows_cleared:
             return TestResult(
                 Verdict.INCONCLUSIVE,
                 f"the only counter is {labels[lines[0]]!r} and no line was cleared",
@@ -320,7 +310,7 @@ def score(o: Observed) -> TestResult:
     dead = died_at(o)
     if dead is not None:
         # Only play before the game stopped reacting can show a score that should rise.
-        locks = sum(1 for t in o.bot.lock_times if t <= dead)
+        locks = sum(1 for t in o.facts.lock_times if t <= dead)
         if locks < 4:
             return TestResult(
                 Verdict.INCONCLUSIVE,
@@ -328,20 +318,20 @@ def score(o: Observed) -> TestResult:
                 "too little play to judge the score",
             )
     scores = [s for s in series if not labels[s] or not NOT_SCORE.search(labels[s])]
-    if scores and not o.bot.rows_cleared:
+    if scores and not o.facts.rows_cleared:
         # Many games score only line clears: a score shown that stood still while no row
         # was completed says nothing against it.
         s = scores[0]
         return TestResult(
             Verdict.INCONCLUSIVE,
-            f"{labels[s] or 'a number'!r} stayed {series[s][-1]} over {o.bot.locks} placed "
+            f"{labels[s] or 'a number'!r} stayed {series[s][-1]} over {o.facts.locks} placed "
             "pieces, but no line was cleared (a game may score only line clears)",
         )
-    if o.bot.locks >= 4 or o.bot.rows_cleared:
+    if o.facts.locks >= 4 or o.facts.rows_cleared:
         seen = ", ".join(f"{labels[s] or s}={series[s][-1]}" for s in list(series)[:4]) or "none"
         return TestResult(
             Verdict.FAIL,
-            f"no visible score increased over {o.bot.locks} placed pieces and {o.bot.rows_cleared} cleared lines (numbers seen: {seen})",
+            f"no visible score increased over {o.facts.locks} placed pieces and {o.facts.rows_cleared} cleared lines (numbers seen: {seen})",
         )
     return TestResult(Verdict.INCONCLUSIVE, "too little play to judge the score")
 
@@ -355,14 +345,14 @@ def game_over(o: Observed) -> TestResult:
 def endurance(o: Observed) -> TestResult:
     if (r := _needs_start(o)) is not None:
         return r
-    assert o.bot is not None and o.bot.started_at is not None
-    start = o.bot.started_at
+    assert o.facts.started_at is not None
+    start = o.facts.started_at
     end = start + o.endurance_s
-    last_answer = o.log.reads[-1] if o.log.reads else start
+    last_answer = o.reads[-1] if o.reads else start
     for name, at in (
-        ("crashed", o.log.crashed_at),
-        ("stopped answering (frozen)", o.log.frozen_at),
-        ("navigated away from the game", o.log.navigated_away_at),
+        ("crashed", o.crashed_at),
+        ("stopped answering (frozen)", o.frozen_at),
+        ("navigated away from the game", o.navigated_away_at),
     ):
         if at is not None and at < end:
             return TestResult(Verdict.FAIL, f"the page {name} {at - start:.1f}s into play")
@@ -376,32 +366,32 @@ def endurance(o: Observed) -> TestResult:
             )
     dead = died_at(o)
     if dead is not None and dead < end:
-        why = " after an uncaught exception" if o.log.page_errors else ""
+        why = " after an uncaught exception" if o.page_errors else ""
         return TestResult(
             Verdict.FAIL,
             f"the game stopped reacting {dead - start:.1f}s into play{why}: the field no longer "
             "changed although keys were pressed",
         )
-    changes = [f.t for f in o.log.frames if start <= f.t <= end]
-    game_over_at = o.bot.first_game_over_at
+    changes = [f.t for f in o.frames if start <= f.t <= end]
+    game_over_at = o.facts.first_game_over_at
     horizon = min(end, game_over_at) if game_over_at is not None else end
-    last_read = o.log.reads[-1] if o.log.reads else start
+    last_read = o.reads[-1] if o.reads else start
     if last_read < horizon - 1.0:
         return TestResult(
             Verdict.INCONCLUSIVE, f"observation ended {last_read - start:.1f}s into play"
         )
     points = [start, *[t for t in changes if t <= horizon], horizon]
-    gravity = o.bot.evidence.has("gravity", "pass")
+    gravity = o.evidence.has("gravity", "pass")
     gap, gap_at = 0.0, start
     for a, b in itertools.pairwise(points):
-        if any(p0 <= a and b <= p1 + 0.5 for p0, p1 in o.bot.pauses):
+        if any(p0 <= a and b <= p1 + 0.5 for p0, p1 in o.facts.pauses):
             continue  # a game over and its restart, not a freeze
-        presses = sum(1 for t, _k, _p in o.log.actions if a < t < b)
+        presses = sum(1 for t, _k, _p in o.actions if a < t < b)
         # Without gravity a field stands still while nobody plays: only count stillness
         # the bot tried to disturb.
         if (gravity or presses >= 3) and b - a > gap:
             gap, gap_at = b - a, a
-    errors = [t for t, _ in o.log.page_errors if start <= t <= horizon]
+    errors = [t for t, _ in o.page_errors if start <= t <= horizon]
     if gap > STILL_GAP_S:
         why = " after an uncaught exception" if errors else ""
         return TestResult(
@@ -410,7 +400,7 @@ def endurance(o: Observed) -> TestResult:
         )
     # The bot's own top-out, timed to end with the window, ending the game a little early
     # is the window played to the game over it brought about, not a game that ended early.
-    top_out_began = getattr(o.bot, "top_out_began", None)
+    top_out_began = o.facts.top_out_began
     ended_by_top_out = (
         game_over_at is not None and top_out_began is not None and game_over_at >= top_out_began
     )
@@ -428,19 +418,19 @@ def endurance(o: Observed) -> TestResult:
 def no_errors(o: Observed) -> TestResult:
     if not o.loaded:
         return TestResult(Verdict.INCONCLUSIVE, "the page did not load")
-    started = o.bot.started_at if o.bot else None
-    if o.log.page_errors:
-        t, text = o.log.page_errors[0]
+    started = o.facts.started_at
+    if o.page_errors:
+        t, text = o.page_errors[0]
         return TestResult(Verdict.FAIL, f"uncaught exception at {t:.1f}s: {text[:200]}")
-    if o.log.console_errors:
-        t, text = o.log.console_errors[0]
+    if o.console_errors:
+        t, text = o.console_errors[0]
         return TestResult(Verdict.FAIL, f"console.error at {t:.1f}s: {text[:200]}")
-    frozen = o.log.frozen_at
+    frozen = o.frozen_at
     if frozen is not None and (started is None or frozen < started):
         return TestResult(
             Verdict.INCONCLUSIVE, f"the page stopped answering at {frozen:.1f}s, before any play"
         )
-    if o.bot is None or started is None or not o.bot.locks:
+    if started is None or not o.facts.locks:
         # Most errors come from play (a rotation, a line clear, the top-out): a page whose
         # game never ran, or ran without one piece landing, has not shown it has none.
         ran = "the game never started" if started is None else "no piece was seen landing"
@@ -450,9 +440,8 @@ def no_errors(o: Observed) -> TestResult:
             "ran far enough to show it raises none",
         )
     ignored = (
-        f" ({len(o.log.ignored_console)} failed resource loads or sounds that could not play"
-        " ignored)"
-        if o.log.ignored_console
+        f" ({len(o.ignored_console)} failed resource loads or sounds that could not play ignored)"
+        if o.ignored_console
         else ""
     )
     return TestResult(Verdict.PASS, "no uncaught exception and no console.error" + ignored)
@@ -479,11 +468,16 @@ DERIVATIONS: dict[str, Callable[[Observed], TestResult]] = {
 assert tuple(DERIVATIONS) == TEST_IDS
 
 
-def derive_all(o: Observed) -> dict[str, TestResult]:
+def judge(o: ObservationLog) -> Judgement:
+    """The sixteen verdicts of one observation log. Pure: reads the log, writes nothing."""
     results: dict[str, TestResult] = {}
     for test, derive in DERIVATIONS.items():
         try:
             results[test] = derive(o)
         except Exception as error:
             results[test] = TestResult(Verdict.INCONCLUSIVE, f"could not be derived: {error!r}")
-    return results
+    return Judgement(results, results["score"].found)
+
+
+def derive_all(o: ObservationLog) -> dict[str, TestResult]:
+    return judge(o).results

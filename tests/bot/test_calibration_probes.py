@@ -14,8 +14,8 @@ import pytest
 from bench_pipeline.bot import board as B
 from bench_pipeline.bot import play
 from bench_pipeline.bot.contract import Verdict
+from bench_pipeline.bot.observations import EventLog, FieldSeen, Frame, ObservationLog, PlayFacts
 from bench_pipeline.bot.play import HARD_DROP_KEYS, Bot
-from bench_pipeline.bot.session import EventLog
 from bench_pipeline.bot.verdicts import endurance
 
 T_PIECE = {(0, 4), (1, 3), (1, 4), (1, 5)}
@@ -202,41 +202,33 @@ def test_a_piece_at_the_top_is_lowered_once_before_its_rotation_is_judged() -> N
     assert not bot._lower_to_rotate(at_top, lowered=False)  # nothing to lower it with
 
 
-def _ended_at(game_over_at: float, top_out_began: float | None) -> SimpleNamespace:
-    """A 30 s window from t=1 whose field changed every half second until the game over."""
-    bot = SimpleNamespace(
-        s=SimpleNamespace(geometry=object()),
-        started_at=1.0,
-        first_game_over_at=game_over_at,
-        top_out_began=top_out_began,
-        pauses=[],
-        evidence=SimpleNamespace(has=lambda test, outcome: test == "gravity"),
+def _ended_at(game_over_at: float, top_out_began: float | None) -> ObservationLog:
+    """The log of a 30 s window from t=1 whose field changed every half second until the
+    game over (verdicts are a pure function of it)."""
+    log = ObservationLog(t0=0.0, loaded=True, endurance_s=30.0)
+    log.field_seen = FieldSeen("canvas", 0, 0, 300, 600, 10, 20, "test")
+    log.facts = PlayFacts(
+        started_at=1.0, first_game_over_at=game_over_at, top_out_began=top_out_began
     )
-    t, frames = 1.0, []
+    log.evidence.add(2.0, "gravity", "pass", "fell")
+    t = 1.0
     while t <= game_over_at:
-        frames.append(SimpleNamespace(t=t))
+        log.frames.append(Frame(t, np.zeros((20, 10), dtype=bool)))
+        log.reads.append(t)
         t += 0.5
-    log = SimpleNamespace(
-        frames=frames,
-        actions=[],
-        reads=[f.t for f in frames] + [31.5],
-        page_errors=[],
-        frozen_at=None,
-        crashed_at=None,
-        navigated_away_at=None,
-    )
-    return SimpleNamespace(bot=bot, log=log, endurance_s=30.0)
+    log.reads.append(31.5)
+    return log
 
 
 def test_a_game_over_brought_about_by_the_top_out_ends_the_window_with_a_pass() -> None:
     # The top-out, timed to end with the window, ended the game 4 s before its end (the
     # game over is dated to the field's last change): the window was played out.
-    assert endurance(_ended_at(27.0, top_out_began=22.0)).verdict is Verdict.PASS  # type: ignore[arg-type]
+    assert endurance(_ended_at(27.0, top_out_began=22.0)).verdict is Verdict.PASS
 
 
 def test_a_game_that_ended_early_in_play_and_was_not_restarted_is_inconclusive() -> None:
-    assert endurance(_ended_at(15.0, top_out_began=None)).verdict is Verdict.INCONCLUSIVE  # type: ignore[arg-type]
-    assert endurance(_ended_at(15.0, top_out_began=22.0)).verdict is Verdict.INCONCLUSIVE  # type: ignore[arg-type]
+    assert endurance(_ended_at(15.0, top_out_began=None)).verdict is Verdict.INCONCLUSIVE
+    assert endurance(_ended_at(15.0, top_out_began=22.0)).verdict is Verdict.INCONCLUSIVE
 
 
 def _field(rows: list[str]) -> np.ndarray:

@@ -3,12 +3,11 @@ line was cleared (a game may score only line clears)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from bench_pipeline.bot import board as B
 from bench_pipeline.bot.contract import Verdict
+from bench_pipeline.bot.observations import FieldSeen, ObservationLog, PlayFacts
 from bench_pipeline.bot.verdicts import score
 
 
@@ -41,26 +40,19 @@ def test_a_landed_piece_known_as_stack_is_no_ghost() -> None:
     assert B.ghost_of(rest, piece, rest & ~rest) is None  # all of it is known stack
 
 
-def _observed(numbers: list[tuple[float, str, str, int]], locks: int, lines: int):
-    bot = SimpleNamespace(
-        s=SimpleNamespace(geometry=object()),
+def _observed(numbers: list[tuple[float, str, str, int]], locks: int, lines: int) -> ObservationLog:
+    """The log of a game started at 1 s: these numbers seen, pieces locked, rows cleared."""
+    log = ObservationLog(t0=0.0, loaded=True)
+    log.field_seen = FieldSeen("canvas", 0, 0, 300, 600, 10, 20, "test")
+    log.facts = PlayFacts(
         started_at=1.0,
         locks=locks,
         lock_times=[2.0 + i for i in range(locks)],
         rows_cleared=lines,
-        score_source=None,
-        evidence=SimpleNamespace(has=lambda *_: False),
     )
-    log = SimpleNamespace(
-        numbers=numbers,
-        frames=[],
-        actions=[],
-        reads=[],
-        frozen_at=None,
-        crashed_at=None,
-        navigated_away_at=None,
-    )
-    return SimpleNamespace(bot=bot, log=log)
+    for number in numbers:
+        log.numbers.append(number)
+    return log
 
 
 def test_a_score_still_at_zero_with_no_line_cleared_is_inconclusive() -> None:

@@ -9,8 +9,6 @@ logic: no browser.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -22,13 +20,11 @@ from bench_pipeline.bot.geometry import (
     choose_board,
     trim_walls,
 )
-from bench_pipeline.bot.play import Evidence
-from bench_pipeline.bot.session import EventLog, Frame
+from bench_pipeline.bot.observations import FieldSeen, Frame, ObservationLog
 from bench_pipeline.bot.verdicts import (
     LINES_LABEL,
     NOT_SCORE,
     SCORE_LABEL,
-    Observed,
     line_clear,
     loads,
 )
@@ -192,13 +188,18 @@ def test_a_menu_start_is_reported_in_the_contracts_form() -> None:
     assert contract_start(None) is None
 
 
-def _observed_on(geometry: BoardGeometry, walls: list[tuple[float, str, str]]) -> Observed:
-    evidence = Evidence()
+def _observed_on(geometry: BoardGeometry, walls: list[tuple[float, str, str]]) -> ObservationLog:
+    """The observation log of a game played on `geometry` with these wall episodes."""
+    log = ObservationLog(t0=0.0, loaded=True)
+    g = geometry
+    log.field_seen = FieldSeen(
+        g.renderer, g.x, g.y, g.width, g.height, g.cols, g.rows, g.locator, g.by_shape
+    )
     for t, outcome, detail in walls:
-        evidence.add(t, "walls", outcome, detail)
-    evidence.add(3.0, "gravity", "pass", "fell a row")
-    bot = SimpleNamespace(s=SimpleNamespace(geometry=geometry), evidence=evidence, loads=1)
-    return Observed(bot=bot, log=EventLog(), loaded=True, load_error=None, endurance_s=30)  # type: ignore[arg-type]
+        log.evidence.add(t, "walls", outcome, detail)
+    log.evidence.add(3.0, "gravity", "pass", "fell a row")
+    log.facts.controls.update(left="ArrowLeft", right="ArrowRight")
+    return log
 
 
 def test_a_15x20_canvas_field_narrowed_to_10_columns_says_so() -> None:
@@ -255,8 +256,8 @@ def test_a_full_row_left_on_a_narrowed_field_a_piece_left_is_no_line_clear_fail(
         (BoardGeometry("canvas", 0, 0, 300, 600, 10, 20, "canvas #c: cell 30px"), Verdict.FAIL),
     ):
         o = _observed_on(geometry, out)
-        o.bot.started_at = 1.0  # type: ignore[union-attr]
-        o.bot.evidence.add(12.0, "line_clear", "fail", still)  # type: ignore[union-attr]
+        o.facts.started_at = 1.0
+        o.evidence.add(12.0, "line_clear", "fail", still)
         verdict = line_clear(o)
         assert verdict.verdict is expected, verdict.reason
         assert still in verdict.reason
@@ -266,10 +267,10 @@ def _assumed(locator: str, by_shape: bool = False) -> BoardGeometry:
     return BoardGeometry("canvas", 52, 8, 440, 880, 10, 20, locator, by_shape=by_shape)
 
 
-def _with_frames(o: Observed, bottom_row: bool) -> Observed:
+def _with_frames(o: ObservationLog, bottom_row: bool) -> ObservationLog:
     filled = np.zeros((20, 10), bool)
     filled[19 if bottom_row else 17, 3:7] = True
-    o.log.frames.append(Frame(5.0, filled))
+    o.frames.append(Frame(5.0, filled))
     return o
 
 
