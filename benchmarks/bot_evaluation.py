@@ -37,7 +37,7 @@ def evaluate(game: Path, endurance: float) -> dict:
             check=True,
         )
         result = json.loads(out.stdout)
-        events = json.loads((Path(tmp) / "events.json").read_text())
+        events = json.loads((Path(tmp) / "observations.json").read_text())
     result["read_interval_ms"] = events["read_interval_ms"]
     return result
 

@@ -18,7 +18,7 @@ JavaScript could send it anywhere. Three walls, each enough on its own for that 
    game's own origin is aborted by Playwright routing, and so is every WebSocket; service
    workers are blocked; Chromium sends anything not bypassed to a dead proxy, resolves no
    host name, prefetches no DNS and sends no WebRTC UDP outside the proxy. Every blocked
-   attempt is recorded (`blocked_requests` in the evaluation and events.json).
+   attempt is recorded (`blocked_requests` in the evaluation and observations.json).
 
 When bubblewrap cannot run here (or BENCH_BOT_SANDBOX=0), walls 1 and 3 still hold and
 the evaluation says why wall 2 is missing (`containment.sandbox` is null, with a reason).

@@ -71,7 +71,8 @@ def test_json_output_is_one_object_with_the_contract_keys(tmp_path: Path) -> Non
     assert set(data["calibration"]["controls"]) == {"left", "right", "down", "rotate", "hard_drop"}
     passed = sum(v == "PASS" for v in data["tests"].values())
     assert data["gameplay_score"] == pytest.approx(100 * passed / 16)
-    for name in ("evaluation.json", "events.json", "evidence.json", "console.txt", "01-loaded.png"):
+    for name in ("evaluation.json", "observations.json", "console.txt", "01-loaded.png"):
         assert (evidence / name).is_file(), name
-    events = json.loads((evidence / "events.json").read_text())
+    events = json.loads((evidence / "observations.json").read_text())
     assert events["frames"] and len(events["frames"][0]["grid"]) == 20
+    assert events["evidence"]["starts"][0][1] == "pass"  # the probes' episodes, per test

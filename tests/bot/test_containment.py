@@ -293,7 +293,7 @@ fetch('http://127.0.0.1:5432/').catch(() => {{}});
     kinds = {b["kind"] for b in blocked}
     assert "file" in kinds, blocked
     assert any("127.0.0.1:5432" in b["url"] for b in blocked), blocked
-    events = (artifacts / "events.json").read_text()
+    events = (artifacts / "observations.json").read_text()
     assert "127.0.0.1:5432" in events
     for path in artifacts.iterdir():
         assert SECRET.encode() not in path.read_bytes(), path

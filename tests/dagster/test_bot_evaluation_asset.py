@@ -59,7 +59,7 @@ def test_bot_evaluation_records_sixteen_verdicts(
     record = store.read_record("bot_evaluation", played)
     assert record is not None and set(record["tests"]) == set(TEST_IDS)
     assert record["tests"]["loads"] == "PASS" and record["renderer"] == "canvas"
-    assert (store.run_dir(played, "bot_evaluation") / "events.json").is_file()
+    assert (store.run_dir(played, "bot_evaluation") / "observations.json").is_file()
     failed_build = store.read_record("bot_evaluation", unbuilt)
     assert failed_build is not None and failed_build["tests"]["loads"] == "FAIL"
     assert failed_build["gameplay_score"] == 0.0

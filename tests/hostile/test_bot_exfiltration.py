@@ -100,7 +100,7 @@ def test_bench_evaluate_on_a_leaky_build(
     for way in ("fetch", "img", "beacon", "form", "ws"):
         assert f"127.0.0.1:{listener.port}/{way}" in urls, (way, urls)
     assert "127.0.0.1:5432" in urls
-    assert "blocked_requests" in json.loads((evidence / "events.json").read_text())
+    assert "blocked_requests" in json.loads((evidence / "observations.json").read_text())
 
 
 def test_bench_run_with_a_leaky_agent_lands_in_the_warehouse_without_the_secret(
