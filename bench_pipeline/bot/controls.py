@@ -89,6 +89,7 @@ class ControlDiscovery(BotCore):
             return
         top = min(r for r, _ in cells)
         t_start = time.monotonic()
+        watched_from = self.log.now()
         steps: list[tuple[float, int]] = []
         # Some games run their gravity off animation frames, and a slow page (a large
         # canvas redrawn every frame) falls a row in a few seconds: 5 s before a FAIL.
@@ -106,11 +107,12 @@ class ControlDiscovery(BotCore):
         if not steps and self.started_by_nudge:
             steps, top = self._fall_after_start_key()
         if not steps:
-            self.evidence.add(
-                self.log.now(),
+            self.observe(
                 "gravity",
                 "fail",
                 f"the piece stayed in place for {GRAVITY_WATCH_S:.0f} s without input",
+                since=watched_from,
+                piece=cells,
             )
             return
         rows = steps[-1][1] - top
@@ -122,12 +124,15 @@ class ControlDiscovery(BotCore):
             self.gravity_s_per_row = steps[0][0] / rows
         else:
             self.gravity_s_per_row = max(steps[0][0], 0.5)
-        self.evidence.add(
-            self.log.now(),
+        self.observe(
             "gravity",
             "pass",
             f"fell {rows} row(s) in {steps[-1][0]:.2f}s without input "
             f"(~{self.gravity_s_per_row:.2f}s per row)",
+            since=watched_from,
+            piece=cells,
+            rows=rows,
+            s_per_row=self.gravity_s_per_row,
         )
 
     def _fall_after_start_key(self) -> tuple[list[tuple[float, int]], int]:
@@ -258,16 +263,19 @@ class ControlDiscovery(BotCore):
             shift = self._shift(cells, after)
             if shift and shift[1] * sign >= 1:
                 self.controls[name] = key
-                self.evidence.add(
-                    self.log.now(),
+                self.observe(
                     f"move_{name}",
                     "pass",
                     f"{key!r} moved the piece {shift[1]:+d} column(s)",
+                    key=key,
+                    before=cells,
+                    after=after,
+                    columns=shift[1],
                 )
                 return True
             self._check_not_paused(key)
-        self.evidence.add(
-            self.log.now(), f"move_{name}", "fail", f"none of {list(keys)} moved the piece {name}"
+        self.observe(
+            f"move_{name}", "fail", f"none of {list(keys)} moved the piece {name}", keys=list(keys)
         )
         return True
 
@@ -308,8 +316,7 @@ class ControlDiscovery(BotCore):
                     break
                 self.log.note(f"rotate: the piece was replaced while trying {key!r}; again")
         if tried:
-            self.evidence.add(
-                self.log.now(),
+            self.observe(
                 "rotate",
                 "fail",
                 "no key changed a piece's orientation" + self._not_probed(ROTATE_KEYS),
@@ -398,8 +405,13 @@ class ControlDiscovery(BotCore):
             after = self._settled_piece(after)
         if self._same_piece_turned(cells, after):
             self.controls["rotate"] = key
-            self.evidence.add(
-                self.log.now(), "rotate", "pass", f"{key!r} turned a {B.identify(cells)} piece"
+            self.observe(
+                "rotate",
+                "pass",
+                f"{key!r} turned a {B.identify(cells)} piece",
+                key=key,
+                before=cells,
+                after=after,
             )
             return "turned"
         shift = self._shift(cells, after)
@@ -444,6 +456,7 @@ class ControlDiscovery(BotCore):
                 return
             cols = self.empty().shape[1]
             wall_col = 0 if wall == 0 else cols - 1
+            pushed_from = self.log.now()
             for _ in range(cols + 2):
                 self.s.press(key, f"push {name} wall")
                 self.s.wait(0.03)
@@ -458,8 +471,14 @@ class ControlDiscovery(BotCore):
             if len(after) == 4 and B.normalize(after) == B.normalize(cells):
                 edge = min(c for _, c in after) if wall == 0 else max(c for _, c in after)
                 if edge == wall_col:
-                    self.evidence.add(
-                        self.log.now(), "walls", "pass", f"stopped at the {name} wall"
+                    self.observe(
+                        "walls",
+                        "pass",
+                        f"stopped at the {name} wall",
+                        key=key,
+                        since=pushed_from,
+                        before=cells,
+                        after=after,
                     )
                 else:
                     self.log.note(f"walls: piece stopped at column {edge} pushing {name}")
@@ -468,18 +487,24 @@ class ControlDiscovery(BotCore):
                 # five cells, leftovers merged with it), not a piece pushed out of view.
                 self.log.note(f"walls: no four-cell piece to judge after pushing {name}")
             elif len(after) < 4:
-                self.evidence.add(
-                    self.log.now(),
+                self.observe(
                     "walls",
                     "fail",
                     f"pushing {name}, the piece left the field ({len(after)} of 4 cells visible)",
+                    key=key,
+                    since=pushed_from,
+                    before=cells,
+                    after=after,
                 )
             else:
-                self.evidence.add(
-                    self.log.now(),
+                self.observe(
                     "walls",
                     "fail",
                     f"pushing {name}, the piece changed shape at the wall (wrapped?)",
+                    key=key,
+                    since=pushed_from,
+                    before=cells,
+                    after=after,
                 )
             if len(after) == 4:
                 after = self._turn_at_wall(key, after)

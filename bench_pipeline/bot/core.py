@@ -60,6 +60,17 @@ def faint_piece(
     return None
 
 
+def _plain(value: object) -> object:
+    """A fact as JSON data: cells as sorted [row, col] pairs, numbers rounded."""
+    if isinstance(value, set | frozenset):
+        return sorted([int(r), int(c)] for r, c in value)  # type: ignore[misc]
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, np.integer | np.floating):
+        return round(float(value), 3)
+    return value
+
+
 class BotCore:
     """The bot's state and its reads of the field, shared by every phase."""
 
@@ -108,6 +119,31 @@ class BotCore:
         self.last_piece_at: float | None = None  # log time the last piece played began
         # Which keys the page's code mentions: probes try those first (source_keys.py).
         self.keys = KeyPrior()
+
+    # ---- the log -----------------------------------------------------------------------
+    def observe(
+        self,
+        test: str,
+        outcome: str,
+        detail: str,
+        key: str | None = None,
+        since: float | None = None,
+        at: float | None = None,
+        **facts: object,
+    ) -> None:
+        """Record what a probe showed about `test`: the renderer reader's claim (`pass` or
+        `fail`) and the raw facts it rests on, in the observation log. `since` is when the
+        probe began (by default the last press of `key`); the verdicts look for the same
+        event in the game's own state between then and now."""
+        now = self.log.now() if at is None else at
+        if since is None and key is not None:
+            since = next((t for t, k, _p in reversed(self.log.actions) if k == key), None)
+        data: dict[str, object] = {name: _plain(value) for name, value in facts.items()}
+        if key is not None:
+            data["key"] = key
+        if since is not None:
+            data["since"] = round(since, 3)
+        self.evidence.add(now, test, outcome, detail, data or None)
 
     # ---- small helpers ---------------------------------------------------------------
     def time_left(self) -> float:

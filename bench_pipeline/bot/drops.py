@@ -36,6 +36,7 @@ class DropDiscovery(BotCore):
                 # hard drop (the lock may follow later). Soft drop is another key.
                 self.controls["hard_drop"] = key
                 continue
+            pressed_from = self.log.now()
             for _ in range(2):
                 self.s.press(key, "try soft drop")
                 self.s.wait(0.04)
@@ -47,11 +48,16 @@ class DropDiscovery(BotCore):
                 by_gravity = elapsed / self.gravity_s_per_row if self.gravity_s_per_row else 0.0
                 if shift[0] >= by_gravity + 1:
                     self.controls["down"] = key
-                    self.evidence.add(
-                        self.log.now(),
+                    self.observe(
                         "soft_drop",
                         "pass",
                         f"{key!r}: {shift[0]} rows in {elapsed:.2f}s (gravity: {by_gravity:.1f})",
+                        key=key,
+                        since=pressed_from,
+                        before=cells,
+                        after=after,
+                        rows=shift[0],
+                        by_gravity=by_gravity,
                     )
                     return
             elif after and min(r for r, _ in after) < top:
@@ -63,8 +69,7 @@ class DropDiscovery(BotCore):
                 # Two taps of a pause toggle leave the game running; one held press
                 # pauses it.
                 self._check_not_paused(key)
-        self.evidence.add(
-            self.log.now(),
+        self.observe(
             "soft_drop",
             "fail",
             "no key moved the piece down faster than gravity" + self._not_probed(DOWN_KEYS),
@@ -77,6 +82,7 @@ class DropDiscovery(BotCore):
         if len(start) != 4 or self._room(start) < 4:
             return False
         t0 = time.monotonic()
+        held_from = self.log.now()
         self.s.key_down(key, "try soft drop")
         try:
             self.s.wait(hold_s)
@@ -90,11 +96,16 @@ class DropDiscovery(BotCore):
             return False
         self.controls["down"] = key
         self.down_held = True
-        self.evidence.add(
-            self.log.now(),
+        self.observe(
             "soft_drop",
             "pass",
             f"{key!r} held down: {shift[0]} rows in {elapsed:.2f}s (gravity: {by_gravity:.1f})",
+            key=key,
+            since=held_from,
+            before=start,
+            after=after,
+            rows=shift[0],
+            by_gravity=by_gravity,
         )
         return True
 
@@ -121,11 +132,14 @@ class DropDiscovery(BotCore):
             return False
         if self._gravity_could_land(rows, time.monotonic() - t0):
             return False
-        self.evidence.add(
-            self.log.now(),
+        self.observe(
             "hard_drop",
             "pass",
             f"{key!r} dropped the piece {rows} rows at once (tried as a soft drop)",
+            key=key,
+            before=cells,
+            after=landing,
+            rows=rows,
         )
         self.after_landing(landing)
         return True
@@ -168,8 +182,7 @@ class DropDiscovery(BotCore):
             # A key never pressed on a piece with room to fall says nothing: no FAIL.
             self.log.note(f"hard drop: {untried} could not be tried (no piece with room below it)")
             return
-        self.evidence.add(
-            self.log.now(),
+        self.observe(
             "hard_drop",
             "fail",
             "no key dropped a piece to its landing row at once" + self._not_probed(HARD_DROP_KEYS),
@@ -195,11 +208,14 @@ class DropDiscovery(BotCore):
         if landed(frame):
             if self._gravity_could_land(rows, time.monotonic() - t0):
                 return None  # the piece falls so fast that gravity alone got it there
-            self.evidence.add(
-                self.log.now(),
+            self.observe(
                 "hard_drop",
                 "pass",
                 f"{key!r} dropped the piece {rows} rows at once",
+                key=key,
+                before=cells,
+                after=landing,
+                rows=rows,
             )
             self.after_landing(landing)
             return True
@@ -254,9 +270,11 @@ class DropDiscovery(BotCore):
             and abs(min(r for r, _ in after) - min(r for r, _ in cells)) <= 2
         ):
             self.controls["rotate"] = key
-            self.evidence.add(
-                self.log.now(),
+            self.observe(
                 "rotate",
                 "pass",
                 f"{key!r} turned a {B.identify(cells)} piece ({how})",
+                key=key,
+                before=cells,
+                after=after,
             )

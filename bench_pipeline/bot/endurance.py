@@ -227,8 +227,7 @@ class EndurancePhase(BotCore):
                     self._mark_over(last_change if high else None)
                 self.log.note(f"play stopped before the window closed ({signal or 'no new piece'})")
                 if signal and self.stack_height() >= self.empty().shape[0] - 4:
-                    self.evidence.add(
-                        self.log.now(),
+                    self.observe(
                         "game_over",
                         "pass",
                         f"stack reached the top and the game showed {signal}",
@@ -262,8 +261,7 @@ class EndurancePhase(BotCore):
                 # Keys kept being pressed and nothing moved any more: no piece spawns (an
                 # end panel over the field can look like cells that never fall).
                 detail = f" and the game showed {signal}" if signal else ""
-                self.evidence.add(
-                    self.log.now(),
+                self.observe(
                     "game_over",
                     "pass",
                     f"stack {peak}/{rows} high, then the field stopped changing{detail}",
@@ -271,9 +269,7 @@ class EndurancePhase(BotCore):
                 self._mark_over(self.log.frames[-1].t if self.log.frames else None)
                 return
             if signal and peak >= rows - 6:
-                self.evidence.add(
-                    self.log.now(), "game_over", "pass", f"stack {peak}/{rows} high, then {signal}"
-                )
+                self.observe("game_over", "pass", f"stack {peak}/{rows} high, then {signal}")
                 self._mark_over()
                 return
             if not self.play_piece(topping_out=True):
@@ -281,8 +277,7 @@ class EndurancePhase(BotCore):
                 if high and self.field_static(max(2.0, 4 * (self.gravity_s_per_row or 0.0))):
                     signal = self.game_over_signal()
                     detail = f" and the game showed {signal}" if signal else ""
-                    self.evidence.add(
-                        self.log.now(),
+                    self.observe(
                         "game_over",
                         "pass",
                         f"stack reached the top, pieces stopped spawning{detail}",
@@ -295,25 +290,21 @@ class EndurancePhase(BotCore):
             wiped = self.stack_height() <= 3 and self.rows_cleared == lines_before
             if peak >= rows - 5 and wiped:
                 if (signal := self.game_over_signal()) is not None:
-                    self.evidence.add(
-                        self.log.now(), "game_over", "pass", f"stack {peak}/{rows}, then {signal}"
-                    )
+                    self.observe("game_over", "pass", f"stack {peak}/{rows}, then {signal}")
                     self._mark_over()
                     return
                 wiped_at = self.log.frames[-1].t if self.log.frames else self.log.now()
                 if not self._play_goes_on():
                     # The field emptied and nothing came after: the game ended (a form
                     # for a name, a menu) without words the bot knows.
-                    self.evidence.add(
-                        self.log.now(),
+                    self.observe(
                         "game_over",
                         "pass",
                         f"stack {peak}/{rows}, then the field was emptied and no piece came",
                     )
                     self._mark_over(wiped_at)
                     return
-                self.evidence.add(
-                    self.log.now(),
+                self.observe(
                     "game_over",
                     "fail",
                     "the field was emptied at the top and play went on with no game-over state",
@@ -384,12 +375,12 @@ class EndurancePhase(BotCore):
             return
         for t, _kind, message in self.log.dialogs:
             if t >= frame.t - 3.0 and GAME_OVER_DIALOG.search(message):
-                self.evidence.add(
-                    t,
+                self.observe(
                     "game_over",
                     "pass",
                     f"stack {height}/{rows} high, then dialog:{message[:60]!r} "
                     "(and the page stopped answering)",
+                    at=t,
                 )
                 self._mark_over()
                 return

@@ -175,6 +175,7 @@ class Bot(EndurancePhase, DropDiscovery, ControlDiscovery, StartPhase):
         n = int(new_full.sum())
         cleared = np.vstack([np.zeros((n, merged.shape[1]), dtype=bool), merged[~new_full]])
         end = time.monotonic() + wait
+        landed_at = self.log.now()
         outcome: str | None = None  # "cleared" | "kept" (full rows still there) | "placed"
         frame = self.last_frame
         while time.monotonic() < end and self.time_left() > 0:
@@ -196,24 +197,33 @@ class Bot(EndurancePhase, DropDiscovery, ControlDiscovery, StartPhase):
             return
         new = frame.filled & ~(cleared if outcome == "cleared" else merged)
         rows = np.nonzero(new)[0]
-        self.evidence.add(
-            self.log.now(), "spawn", "pass", f"new piece in rows {rows.min()}-{rows.max()}"
+        self.observe(
+            "spawn",
+            "pass",
+            f"new piece in rows {rows.min()}-{rows.max()}",
+            since=landed_at,
+            landed=landed,
+            new_rows=[int(rows.min()), int(rows.max())],
         )
         if outcome == "cleared":
             self.lines_cleared += n
-            self.evidence.add(
-                self.log.now(),
+            self.observe(
                 "line_clear",
                 "pass",
                 f"{n} full row(s) vanished and the rows above moved down",
+                since=landed_at,
+                rows=n,
+                full_rows=[int(r) for r in np.nonzero(new_full)[0]],
             )
         elif outcome == "kept" and not self.clears_broken:
             self.clears_broken = True
-            self.evidence.add(
-                self.log.now(),
+            self.observe(
                 "line_clear",
                 "fail",
                 f"{n} full row(s) still there {wait:.1f}s after the piece completed them",
+                since=landed_at,
+                rows=n,
+                full_rows=[int(r) for r in np.nonzero(new_full)[0]],
             )
         self.stack = cleared if outcome == "cleared" else merged
         if len(self.evidence.items.get("lock", [])) < 3:
@@ -229,13 +239,14 @@ class Bot(EndurancePhase, DropDiscovery, ControlDiscovery, StartPhase):
                 # restarts at once), which says nothing about this piece's lock.
                 self.log.note("the field was wiped just after a landing: lock not judged")
                 return
-            self.evidence.add(
-                self.log.now(),
+            self.observe(
                 "lock",
                 "pass" if still else "fail",
                 "landed piece stayed in place after the next piece appeared"
                 if still
                 else "landed piece moved or vanished after the next piece appeared",
+                since=landed_at,
+                landed=landed,
             )
 
     def _spawned(self, frame: Frame, expected: np.ndarray) -> bool:
@@ -403,12 +414,15 @@ class Bot(EndurancePhase, DropDiscovery, ControlDiscovery, StartPhase):
                     self.clears_seen += n
                     if not self.evidence.has("line_clear", "pass"):
                         rows = ", ".join(str(r) for r in np.nonzero(full)[0])
-                        self.evidence.add(
-                            after.t,
+                        self.observe(
                             "line_clear",
                             "pass",
                             f"row(s) {rows} full at {before.t:.2f}s, gone at {after.t:.2f}s with "
                             "the rows above moved down (seen in the recorded frames)",
+                            since=before.t,
+                            at=after.t,
+                            rows=n,
+                            full_rows=[int(r) for r in np.nonzero(full)[0]],
                         )
                 break
         self._clears_scanned = len(frames)

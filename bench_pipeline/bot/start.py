@@ -280,7 +280,7 @@ class StartPhase(BotCore):
         if cells:
             self.started_at = self.log.now()
             self.log.follow_pages = 0  # from now on a page that leaves is gone
-            self.evidence.add(self.started_at, "starts", "pass", detail)
+            self.observe("starts", "pass", detail, at=self.started_at)
             # The distances of the read that found the piece: a new screenshot could show
             # it a row lower, half of its cells background, and the threshold halved.
             distances = s.last_distances
@@ -291,9 +291,7 @@ class StartPhase(BotCore):
             self._mask_overlay(cells)
             self.watch_faint = True
             return True
-        self.evidence.add(
-            self.log.now(), "starts", "fail", "the field changed but no piece appeared"
-        )
+        self.observe("starts", "fail", "the field changed but no piece appeared")
         return False
 
     def _mask_overlay(self, piece: set[B.Cell]) -> None:
