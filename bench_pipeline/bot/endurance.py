@@ -92,7 +92,7 @@ class EndurancePhase(BotCore):
 
     def _click(self, selector: str) -> None:
         try:
-            self.s.page.click(selector, timeout=1500)
+            self.s.frame.click(selector, timeout=1500)
         except Exception as error:
             self.log.note(f"click failed: {str(error).splitlines()[0]}")
         self._unfocus()
@@ -102,6 +102,7 @@ class EndurancePhase(BotCore):
         self.log.note("reloading the page to play again")
         try:
             self.s.page.reload(wait_until="load", timeout=10000)
+            self.s.refind_frame()
         except Exception as error:
             self.log.note(f"reload failed: {str(error).splitlines()[0]}")
             return

@@ -8,14 +8,17 @@ for canvas (2D or WebGL), DOM and SVG boards, and see what a player sees.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from PIL import Image
 from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Frame as Frame_
 from playwright.sync_api import Page
 
 from bench_pipeline.bot.geometry import BoardGeometry, CanvasField, choose_board
@@ -36,6 +39,11 @@ DEFAULT_THRESHOLD = 40.0
 # The lowest threshold: a cell's middle that differs from its background by less is not
 # drawn on (anti-aliasing, a faint translucent ghost, an overlay's tint).
 MIN_THRESHOLD = 18.0
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc
 
 
 def _navigating(error: Exception) -> bool:
@@ -62,6 +70,9 @@ class PageGone(Exception):
 class GameSession:
     def __init__(self, page: Page, log: EventLog) -> None:
         self.page = page
+        # The frame the game lives in: the page itself, or a same-origin <iframe> that
+        # holds the field (a page that only wraps the game). Queries and clicks go there.
+        self.frame: Frame_ = page.main_frame
         self.log = log
         self.geometry: BoardGeometry | None = None
         self.reference: np.ndarray | None = None  # (rows, cols, 3) background per cell
@@ -104,7 +115,7 @@ class GameSession:
         try:
             # wait_for_function has a timeout where evaluate has none: a frozen page
             # (an endless loop in its main thread) must not hang the bot.
-            handle = self.page.wait_for_function(
+            handle = self.frame.wait_for_function(
                 f"() => {{ try {{ return {{v: ({script})}}; }} catch (e) {{ return {{v: null}}; }} }}",
                 timeout=3000,
             )
@@ -172,7 +183,7 @@ class GameSession:
         if not self._answers():
             self._gone(PlaywrightError("Timeout 3000ms exceeded: the page stopped answering"))
         try:
-            text = self.page.evaluate(
+            text = self.frame.evaluate(
                 "() => { try { const encode = (window.__bench && window.__bench.encode) || "
                 f"JSON.stringify; return encode({{v: ({script})}}); }} catch (e) {{ return null; }} }}"
             )
@@ -233,13 +244,9 @@ class GameSession:
 
     # ---- the playfield ---------------------------------------------------------------
     def locate(self) -> BoardGeometry | None:
-        candidates = self.evaluate("window.__bench ? window.__bench.candidates() : []", []) or []
-        draws: dict[int, list[Any]] = {}
-        for cand in candidates:
-            if cand.get("kind") == "canvas":
-                index = int(cand["index"])
-                draws[index] = self.evaluate(f"window.__bench.canvasDraws({index}, 3000)", []) or []
-        geometry = choose_board(candidates, draws, self._pixel_field)
+        geometry = self._board_in(self.frame)
+        if geometry is None and self.frame is self.page.main_frame:
+            geometry = self._board_in_a_child_frame()
         if geometry is not None and geometry != self.geometry:
             self.geometry = geometry
             self.reference = self.seen_background = None
@@ -249,6 +256,78 @@ class GameSession:
                 f"{geometry.rect()} ({geometry.locator})"
             )
         return self.geometry
+
+    def _board_in(self, frame: Frame_) -> BoardGeometry | None:
+        """The field among `frame`'s candidates, in the page's coordinates."""
+        previous, self.frame = self.frame, frame
+        try:
+            dx, dy = self.frame_offset()
+            candidates = (
+                self.evaluate("window.__bench ? window.__bench.candidates() : []", []) or []
+            )
+            draws: dict[int, list[Any]] = {}
+            for cand in candidates:
+                rect = cand.get("rect")
+                if isinstance(rect, dict) and (dx or dy):
+                    rect["x"], rect["y"] = rect["x"] + dx, rect["y"] + dy
+                if cand.get("kind") == "canvas":
+                    index = int(cand["index"])
+                    draws[index] = (
+                        self.evaluate(f"window.__bench.canvasDraws({index}, 3000)", []) or []
+                    )
+            return choose_board(candidates, draws, self._pixel_field)
+        finally:
+            self.frame = previous
+
+    def _board_in_a_child_frame(self) -> BoardGeometry | None:
+        """A page with no field of its own may wrap the game in a same-origin <iframe>
+        (a full-window frame around game.html): the field is looked for in its frames, and
+        the frame holding one becomes the game's frame."""
+        origin = _origin(self.page.url)
+        for child in self.page.main_frame.child_frames[:6]:
+            if child.is_detached() or _origin(child.url) != origin:
+                continue
+            try:
+                box = child.frame_element().bounding_box()
+            except PlaywrightError:
+                continue
+            if not box or box["width"] < 150 or box["height"] < 200:
+                continue
+            geometry = self._board_in(child)
+            if geometry is None:
+                continue
+            self.frame = child
+            with contextlib.suppress(PlaywrightError):
+                # Keys go to the focused frame: the game's frame takes the focus, as a
+                # player's first click into it would give it.
+                child.evaluate("() => { window.focus(); }")
+            self.log.note(f"the game is in an <iframe> ({child.url}): the bot reads it there")
+            return geometry
+        return None
+
+    def frame_offset(self) -> tuple[float, float]:
+        """Where the game frame's content starts in the page (0, 0 for the page itself)."""
+        if self.frame is self.page.main_frame:
+            return 0.0, 0.0
+        try:
+            element = self.frame.frame_element()
+            box = element.bounding_box()
+            inner = element.evaluate("e => [e.clientLeft, e.clientTop]")
+            scroll = self.page.evaluate("() => [window.scrollX, window.scrollY]")
+        except PlaywrightError:
+            return 0.0, 0.0
+        if not box:
+            return 0.0, 0.0
+        return (
+            box["x"] + float(inner[0]) + float(scroll[0]),
+            box["y"] + float(inner[1]) + float(scroll[1]),
+        )
+
+    def refind_frame(self) -> None:
+        """After a reload the game's <iframe> is a new frame: find it again."""
+        if self.frame is not self.page.main_frame and self.frame.is_detached():
+            self.frame = self.page.main_frame
+            self._board_in_a_child_frame()
 
     def _pixel_field(self, cand: dict[str, Any]) -> CanvasField | None:
         """A field found in a canvas's screenshot (in canvas pixels), for a canvas whose

@@ -78,6 +78,7 @@ class StartPhase(BotCore):
             )
             try:
                 self.s.page.reload(wait_until="load", timeout=10000)
+                self.s.refind_frame()
             except Exception as error:
                 self.log.note(f"reload failed: {str(error).splitlines()[0]}")
                 return False
@@ -150,7 +151,7 @@ class StartPhase(BotCore):
             button = buttons[0]
             self.log.note(f"closing an overlay with its {button['text']!r} button")
             try:
-                self.s.page.click(button["selector"], timeout=1500)
+                self.s.frame.click(button["selector"], timeout=1500)
             except Exception as error:
                 self.log.note(f"click failed: {str(error).splitlines()[0]}")
                 return
@@ -170,7 +171,7 @@ class StartPhase(BotCore):
         page = self.s.page
         for box in fields:
             try:
-                page.fill(box["selector"], PLAYER_NAME, timeout=1500)
+                self.s.frame.fill(box["selector"], PLAYER_NAME, timeout=1500)
             except Exception as error:
                 self.log.note(f"typing a name failed: {str(error).splitlines()[0]}")
                 return False
@@ -181,7 +182,7 @@ class StartPhase(BotCore):
         if self.s.evaluate("window.__bench.startButtons()", []):
             return False
         try:
-            page.press(fields[-1]["selector"], "Enter", timeout=1500)
+            self.s.frame.press(fields[-1]["selector"], "Enter", timeout=1500)
             page.wait_for_load_state("load", timeout=5000)
         except Exception as error:
             self.log.note(f"sending the form failed: {str(error).splitlines()[0]}")
@@ -359,7 +360,7 @@ class StartPhase(BotCore):
                 tried.add(button["selector"])
                 self.log.note(f"trying start button {button['text']!r}")
                 try:
-                    s.page.click(button["selector"], timeout=2000)
+                    s.frame.click(button["selector"], timeout=2000)
                 except Exception as error:
                     self.log.note(f"click failed: {str(error).splitlines()[0]}")
                     continue
@@ -401,7 +402,7 @@ class StartPhase(BotCore):
             f"choosing {item['text']!r} in a menu of {[i['text'] for i in items]} to reach the start"
         )
         try:
-            self.s.page.click(item["selector"], timeout=2000)
+            self.s.frame.click(item["selector"], timeout=2000)
         except Exception as error:
             self.log.note(f"click failed: {str(error).splitlines()[0]}")
             return None
@@ -428,7 +429,8 @@ class StartPhase(BotCore):
         # that takes the focus itself (a canvas with a tabindex) gets it instead. Without
         # `blur`, an element the page focused itself keeps the focus.
         g = self.s.geometry
-        x, y = (g.x + g.width / 2, g.y + g.height / 2) if g is not None else (-1, -1)
+        dx, dy = self.s.frame_offset()  # the probe asks in the game frame's coordinates
+        x, y = (g.x + g.width / 2 - dx, g.y + g.height / 2 - dy) if g is not None else (-1, -1)
         focused = self.s.evaluate(
             f"window.__bench ? window.__bench.focusField({x:.0f}, {y:.0f}, {str(blur).lower()}) : "
             "(document.activeElement && document.activeElement.blur && document.activeElement.blur(), null)"

@@ -105,3 +105,19 @@ def test_a_faint_piece_after_a_bright_first_one_is_seen(tmp_path: Path) -> None:
     }
     assert not wrong, json.dumps(wrong, indent=1)
     assert any("fainter than the threshold" in note for note in result["notes"]), result["notes"]
+
+
+@pytest.mark.slow
+def test_a_game_wrapped_in_a_same_origin_iframe_is_played_inside_it(tmp_path: Path) -> None:
+    """A page that is only a full-window <iframe> around the game (seen in the seventh
+    corpus batch): the field, the clicks and the keys are in the frame, which the bot
+    finds and reads there."""
+    shutil.copytree(GAMES / "canvas-basic", tmp_path / "site" / "game")
+    (tmp_path / "site" / "index.html").write_text(
+        "<!doctype html><html><head><style>body{margin:0}iframe{border:0;width:100vw;"
+        'height:100vh}</style></head><body><iframe src="game/index.html"></iframe></body></html>'
+    )
+    expected = json.loads((GAMES / "canvas-basic" / "expected.json").read_text())
+    result = evaluate(str(tmp_path / "site"), endurance_s=ENDURANCE_S).to_json()
+    assert not _wrong(expected, result), json.dumps(_wrong(expected, result), indent=1)
+    assert any("in an <iframe>" in note for note in result["notes"]), result["notes"]
