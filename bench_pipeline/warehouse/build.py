@@ -24,6 +24,7 @@ import pandas as pd
 
 from bench_pipeline.records import RECORDS, source_schema
 from bench_pipeline.warehouse import columnar
+from bench_pipeline.warehouse.accuracy import GROUPS_TABLE as ACCURACY_GROUPS_TABLE
 from bench_pipeline.warehouse.accuracy import TABLE as ACCURACY_TABLE
 from bench_pipeline.warehouse.accuracy import load_bot_accuracy
 from bench_pipeline.warehouse.artifacts import ArtifactStore
@@ -272,7 +273,7 @@ def _load_sources(
         names.append(ref_name)
     # The bot accuracy benchmark's published files (not per-run records): accuracy.py.
     load_bot_accuracy(con, store.root)
-    names.append(ACCURACY_TABLE)
+    names += [ACCURACY_TABLE, ACCURACY_GROUPS_TABLE]
     records, changed = _load_records(con, store, quarantined, full, scan)
     names += records
     for table, columns in SOURCE_SCHEMAS.items():
