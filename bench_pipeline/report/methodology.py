@@ -37,6 +37,7 @@ METRIC_LABELS: dict[str, str] = {
     "quality_score": "the quality score",
     "cost_usd": "the cost",
     "duration_s": "the duration",
+    "inconclusive_share": "the share of INCONCLUSIVE verdicts",
 }
 METRIC_TITLES: dict[str, str] = {
     "score": "Headline score",
@@ -44,6 +45,7 @@ METRIC_TITLES: dict[str, str] = {
     "quality_score": "Quality score",
     "cost_usd": "Cost per run",
     "duration_s": "Agent duration",
+    "inconclusive_share": "INCONCLUSIVE share (the bot's)",
 }
 # (prefix, suffix) of a value in the metric's unit: "10 points", "$0.12", "45 s".
 METRIC_UNITS: dict[str, tuple[str, str]] = {
@@ -52,6 +54,8 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "quality_score": ("", " points"),
     "cost_usd": ("$", ""),
     "duration_s": ("", " s"),
+    # A 0-1 share of the sixteen verdicts: read as a fraction ("0.18"), no unit.
+    "inconclusive_share": ("", ""),
 }
 
 # What the pipeline's verdicts mean (docs/interfaces.md §1).
