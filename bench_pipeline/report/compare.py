@@ -112,6 +112,7 @@ def _metric_section(
         "title": METRIC_TITLES.get(metric, metric),
         "label": label,
         "summary": readings.metric_summary(metric, rows, reason),
+        "instrument": readings.instrument_reading(metric, rows),
         "effects": [Row(r, reading=readings.effect_reading(r)) for r in rows],
         "noise": noise,
         "noise_reading": readings.noise_reading(noise) if noise else None,
@@ -175,7 +176,12 @@ def _write_compare(
             correction=CORRECTION_NAMES.get(correction, correction),
         )
     site.write(
-        "compare.html", "compare.html", nav="compare", page_title="Compare", overview=overview
+        "compare.html",
+        "compare.html",
+        nav="compare",
+        page_title="Compare",
+        overview=overview,
+        n_outcomes=len(METRICS),
     )
 
 
