@@ -166,3 +166,22 @@ def test_without_published_files_the_tables_exist_and_are_empty(tmp_path: Path) 
         "false_fail",
         "inconclusive",
     } <= columns
+
+
+def test_the_effects_analysis_reads_the_accuracy_per_renderer_it_cites(tmp_path: Path) -> None:
+    from bench_pipeline.analysis.stage import read_bot_accuracy
+
+    store = ArtifactStore(tmp_path / "artifacts")
+    db = tmp_path / "w.duckdb"
+    build_warehouse(store, db, MODELS)
+    assert read_bot_accuracy(db) is None  # nothing published: nothing to cite
+    write_accuracy_file(store.root, "real-tune.json")
+    write_accuracy_file(store.root, "real-heldout.json", split="heldout", games=5)
+    build_warehouse(store, db, MODELS)
+    accuracy = read_bot_accuracy(db)
+    # The held-out games are the fair measure: they are cited when published.
+    assert accuracy is not None and (accuracy.corpus, accuracy.split) == ("real", "heldout")
+    # Its five games: three canvas, one DOM, one SVG; no WebGL game, so no WebGL figure.
+    assert sorted(accuracy.renderers) == ["canvas", "dom", "svg"]
+    assert accuracy.renderers["canvas"].n_verdicts == 48
+    assert accuracy.figures("dom") == "dom 94 % right, 6 % INCONCLUSIVE"
