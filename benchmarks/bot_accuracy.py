@@ -2,8 +2,10 @@
 
 Runs the bot over whatever part of a labelled corpus is present, two evaluations at once,
 and prints per test the confusion table, false PASS / false FAIL / INCONCLUSIVE counts, the
-overall figures, every wrong verdict with the bot's reason, consistency across repeats and
-evaluation times; writes all of it to a JSON file (the warehouse's `raw_bot_accuracy`).
+overall figures, the same per renderer (canvas, dom, svg, webgl) and per author group (ai,
+human), every wrong verdict with the bot's reason, consistency across repeats and evaluation
+times; writes all of it to a JSON file (the warehouse's `raw_bot_accuracy` and
+`raw_bot_accuracy_groups`).
 
     .venv/bin/python benchmarks/bot_accuracy.py --corpus repo             # tests/bot/games
     .venv/bin/python benchmarks/bot_accuracy.py --corpus real --split tune  # the manifest's games

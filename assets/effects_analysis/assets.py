@@ -37,7 +37,9 @@ def _image(path) -> str:
     specs=[
         dg.AssetSpec(
             key=name,
-            deps=["fct_runs"],
+            # fct_runs: what is analysed; mart_bot_accuracy_groups: the bot's accuracy per
+            # renderer that the instrument notes cite.
+            deps=["fct_runs", "mart_bot_accuracy_groups"],
             group_name="effects_analysis",
             kinds={"python", "duckdb"},
             code_version=ANALYSIS_CODE_VERSION,
