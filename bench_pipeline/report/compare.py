@@ -104,7 +104,10 @@ def _metric_section(
         chart = None
         if png is None and len(axes) == 2:
             means, xs, series = _cell_means(cells, metric, axes[0], axes[1])
-            chart = svg.interaction_svg(means, xs, series, axes[0], axes[1], alt)
+            # The cell leaderboard has no means of every outcome (not of the INCONCLUSIVE
+            # share): no plot rather than an empty one.
+            if means:
+                chart = svg.interaction_svg(means, xs, series, axes[0], axes[1], alt)
         if png or chart:
             plots.append(Row(alt=alt, png=png, svg=chart, reading=readings.interaction_reading(r)))
     return {

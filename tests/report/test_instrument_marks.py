@@ -65,6 +65,8 @@ def test_the_inconclusive_share_is_an_outcome_of_the_compare_pages(site: Site) -
     # Its own rows are not flagged: the share is the instrument, not what it measures.
     assert all(css != "suspect" for css, _ in rows.values())
     assert "the share of INCONCLUSIVE verdicts" in html.unescape(page)
+    # No cell means of the share to draw an interaction plot from: none is drawn, no empty one.
+    assert "no cell means to plot" not in page
 
 
 def test_the_instrument_reading_names_the_suspects_or_says_nothing() -> None:
