@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline.analysis.instrument import INSTRUMENT_AXES, SCORE_METRICS
 from bench_pipeline.analysis.stage import MAX_INTERACTION_CHARTS, METRICS
 from bench_pipeline.bot.contract import TEST_IDS, TESTS, Calibration, Evaluation, TestResult
 from bench_pipeline.bot.contract import Verdict as BotVerdict
@@ -126,6 +127,16 @@ STATISTICS_RULES: tuple[str, ...] = (
     "NULL means not measured, never zero: a run without a bot evaluation has no gameplay score "
     "and no headline score, and stays out of the means (its cost still counts in the cost "
     "per point).",
+    # From the code that applies it (bench_pipeline/analysis/instrument.py).
+    "Instrument bias: the share of the sixteen verdicts the bot left INCONCLUSIVE is analysed "
+    "as an outcome like the others. An effect on "
+    + " or ".join(SCORE_METRICS)
+    + " is marked as possibly the bot's (instrument_suspect) when it is meaningful and the same "
+    "level's effect on that share is meaningful in the direction that would explain it (more "
+    "INCONCLUSIVE with a lower score, fewer with a higher one); its note bounds how much of the "
+    "effect the shift can account for. Axes that change what the bot reads ("
+    + ", ".join(INSTRUMENT_AXES)
+    + ") get a note on every meaningful effect on those scores.",
 )
 
 KNOWN_LIMITATIONS: tuple[str, ...] = (
