@@ -37,6 +37,7 @@ from bench_pipeline.bot.accuracy import (
     LabelledGame,
     Outcome,
     format_text,
+    group_warehouse_rows,
     load_manifest,
     load_repo_corpus,
     summarize,
@@ -139,7 +140,9 @@ def publish(summary: dict[str, Any], artifacts: Path) -> Path:
     """Copy an output file into the artifact store, where the warehouse build loads it."""
     if summary.get("only"):
         raise ValueError("a run limited with --only measures part of the corpus: not published")
-    warehouse_rows(summary, "check")  # refuse what the warehouse could not load
+    # Refuse what the warehouse could not load (it loads a file's two tables or neither).
+    warehouse_rows(summary, "check")
+    group_warehouse_rows(summary, "check")
     stamp = datetime.fromisoformat(summary["measured_at"]).strftime("%Y%m%dT%H%M%SZ")
     path = artifacts / PUBLISHED / f"{summary['corpus']}-{summary['split']}-{stamp}.json"
     atomic_write_json(path, summary)

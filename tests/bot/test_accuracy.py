@@ -458,3 +458,10 @@ def test_the_script_on_two_in_repo_games_writes_figures_that_match_the_labels(
     assert rotate["defects_caught"] == 1.0, result["wrong"]
     assert "per test:" in run.stdout and "how far to trust each test:" in run.stdout
     assert result["timing"]["max_s"] >= result["timing"]["median_s"] > 0
+    # The breakdowns: one canvas game, one DOM game, neither saying who wrote it.
+    renderer = result["groups"]["renderer"]
+    assert (renderer["canvas"]["n_games"], renderer["dom"]["n_games"]) == (1, 1)
+    assert renderer["dom"]["overall"]["defects_caught"] == 1.0  # no-rotation is the DOM game
+    assert result["groups"]["author"]["unknown"]["n_games"] == 2
+    assert "per renderer and per author group" in run.stdout
+    assert re.search(r"renderer canvas\s+1\s+", run.stdout)
