@@ -249,7 +249,10 @@ def _note(
                 "effect looks like the games'"
             )
         else:
-            why = f"its INCONCLUSIVE verdicts move the other way ({moved}), which cannot explain it"
+            why = (
+                f"its INCONCLUSIVE verdicts move with the score, not against it ({moved}), "
+                "which cannot explain it"
+            )
     note = f"{effect.axis} changes {axis_reason}, but {why} ({term}: {on})"
     return note + (f"; {citation}" if citation else "")
 

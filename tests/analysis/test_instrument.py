@@ -177,6 +177,28 @@ def test_the_rule_is_three_valued(
     assert instrument_flags(effects)[("gameplay_score", "framework", "react")].suspect is suspect
 
 
+def test_an_instrument_axis_not_suspect_gets_a_note_saying_why() -> None:
+    def note(share: tuple[float, bool | None]) -> str | None:
+        effects = {
+            "gameplay_score": [_effect("language=typescript", 8.0, True)],
+            SHARE_METRIC: [_effect("language=typescript", *share)],
+        }
+        flag = instrument_flags(effects)[("gameplay_score", "language", "typescript")]
+        assert flag.suspect is not True and flag.axis
+        return flag.note
+
+    assert "move with the score, not against it (+30.0 points)" in str(note((0.3, True)))
+    assert "do not move beyond the noise (+1.00 points)" in str(note((0.01, False)))
+    assert "is unknown" in str(note((0.3, None)))
+    assert str(note((0.3, True))).startswith("language changes what the build serves")
+    # Not meaningful on the score: nothing to explain, no note.
+    effects = {
+        "gameplay_score": [_effect("language=typescript", 8.0, False)],
+        SHARE_METRIC: [_effect("language=typescript", 0.3, True)],
+    }
+    assert instrument_flags(effects)[("gameplay_score", "language", "typescript")].note is None
+
+
 def test_a_level_whose_share_was_not_estimated_cannot_be_judged() -> None:
     effects = {"gameplay_score": [_effect("framework=react", -12.0, True)], SHARE_METRIC: []}
     flag = instrument_flags(effects)[("gameplay_score", "framework", "react")]
