@@ -429,6 +429,8 @@ def build_warehouse(
             if name not in existing:  # analysts' queries work before the first analysis
                 cols = ", ".join(f'"{c}" {t}' for c, t in schema.items())
                 con.execute(f'CREATE TABLE "{name}" ({cols})')
+            else:
+                _add_missing_columns(con, name, schema)
         if models is None:
             _drop_orphans(con, existing, {m.name for m in every})
         per_run = _per_run_tables(con)
@@ -450,6 +452,24 @@ def build_warehouse(
             raise BlockingTestFailure(failed, summary)
     summary.duration_s = time.monotonic() - started
     return summary
+
+
+def _add_missing_columns(
+    con: duckdb.DuckDBPyConnection, name: str, schema: Mapping[str, str]
+) -> None:
+    """A mart the analysis wrote before a column existed (instrument_suspect, ...) gets it,
+    NULL, so that queries naming it work until the analysis next writes the whole table."""
+    have = {
+        column
+        for (column,) in con.execute(
+            "select column_name from information_schema.columns "
+            "where table_schema = 'main' and table_name = ?",
+            [name],
+        ).fetchall()
+    }
+    for column, sql_type in schema.items():
+        if column not in have:
+            con.execute(f'ALTER TABLE "{name}" ADD COLUMN "{column}" {sql_type}')
 
 
 class BlockingTestFailure(RuntimeError):
