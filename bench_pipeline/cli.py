@@ -786,6 +786,27 @@ def _print_results(db: Path, experiment: str) -> None:
             "yes" if meaningful else "no",
         )
     out.print(table)
+    _print_instrument_suspects(db, experiment)
+
+
+def _print_instrument_suspects(db: Path, experiment: str) -> None:
+    """The effects on the score that may be the bot's, with their notes (docs/analysis.md,
+    *Instrument bias*): the strongest effects above are not the agents' when they are."""
+    import duckdb
+
+    from bench_pipeline.warehouse.build import query
+
+    try:
+        _, notes = query(
+            db,
+            "select instrument_note from mart_main_effects where experiment = ? "
+            "and metric = 'score' and instrument_suspect order by abs(estimate) desc",
+            [experiment],
+        )
+    except duckdb.Error:  # a mart written before the flag existed: nothing to say
+        return
+    for (note,) in notes:
+        out.print(f"instrument? {escape(str(note))}", highlight=False)
 
 
 @app.command()

@@ -2,8 +2,10 @@
 
 Runs the bot over whatever part of a labelled corpus is present, two evaluations at once,
 and prints per test the confusion table, false PASS / false FAIL / INCONCLUSIVE counts, the
-overall figures, every wrong verdict with the bot's reason, consistency across repeats and
-evaluation times; writes all of it to a JSON file (the warehouse's `raw_bot_accuracy`).
+overall figures, the same per renderer (canvas, dom, svg, webgl) and per author group (ai,
+human), every wrong verdict with the bot's reason, consistency across repeats and evaluation
+times; writes all of it to a JSON file (the warehouse's `raw_bot_accuracy` and
+`raw_bot_accuracy_groups`).
 
     .venv/bin/python benchmarks/bot_accuracy.py --corpus repo             # tests/bot/games
     .venv/bin/python benchmarks/bot_accuracy.py --corpus real --split tune  # the manifest's games
@@ -35,6 +37,7 @@ from bench_pipeline.bot.accuracy import (
     LabelledGame,
     Outcome,
     format_text,
+    group_warehouse_rows,
     load_manifest,
     load_repo_corpus,
     summarize,
@@ -137,7 +140,9 @@ def publish(summary: dict[str, Any], artifacts: Path) -> Path:
     """Copy an output file into the artifact store, where the warehouse build loads it."""
     if summary.get("only"):
         raise ValueError("a run limited with --only measures part of the corpus: not published")
-    warehouse_rows(summary, "check")  # refuse what the warehouse could not load
+    # Refuse what the warehouse could not load (it loads a file's two tables or neither).
+    warehouse_rows(summary, "check")
+    group_warehouse_rows(summary, "check")
     stamp = datetime.fromisoformat(summary["measured_at"]).strftime("%Y%m%dT%H%M%SZ")
     path = artifacts / PUBLISHED / f"{summary['corpus']}-{summary['split']}-{stamp}.json"
     atomic_write_json(path, summary)

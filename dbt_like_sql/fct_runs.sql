@@ -1,6 +1,6 @@
 -- materialized: table
 -- incremental: run_id
--- description: One row per designed run (docs/interfaces.md §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores (score = 50 % gameplay + 50 % quality). status is the agent's outcome, or 'pending' before the agent ran.
+-- description: One row per designed run (docs/interfaces.md §5): its axes, the agent's outcome, tokens, cost and time, the build and the scores (score = 50 % gameplay + 50 % quality). status is the agent's outcome, or 'pending' before the agent ran. inconclusive_share is the share of the sixteen bot verdicts that are INCONCLUSIVE (0-1), renderer what the bot found the game drawn with.
 -- test: unique(run_id) blocking
 -- test: not_null(run_id, cell_id, experiment) blocking
 -- test: not_null(status)
@@ -8,6 +8,7 @@
 -- test: accepted_range(gameplay_score, 0, 100)
 -- test: accepted_range(quality_score, 0, 100)
 -- test: accepted_range(score, 0, 100)
+-- test: accepted_range(inconclusive_share, 0, 1)
 -- test: non_negative(cost_usd)
 -- test: non_negative(input_tokens)
 -- test: non_negative(output_tokens)
@@ -48,6 +49,16 @@ select
     e.tests_passed,
     e.tests_failed,
     e.tests_inconclusive,
+    -- How much of the game the bot could not judge: an INCONCLUSIVE is never a PASS, so a
+    -- level the bot reads worse loses gameplay points without the game being worse. The
+    -- effects analysis estimates each axis's effect on it to tell the two apart
+    -- (docs/analysis.md, *Instrument bias*). Over the verdicts counted, not a fixed 16, so
+    -- a malformed record cannot give a share above 1.
+    e.tests_inconclusive::double
+    / nullif(e.tests_passed + e.tests_failed + e.tests_inconclusive, 0) as inconclusive_share,
+    -- What the bot found the page drawn with (canvas, dom, svg, webgl): its accuracy
+    -- differs per renderer (mart_bot_accuracy_groups).
+    e.renderer,
     e.bot_version,
     e.eval_duration_s,
     q.eslint_errors,

@@ -16,7 +16,8 @@ from bench_pipeline.warehouse.writer import replace_table, updating
 from resources import ArtifactStoreResource, WarehouseResource
 
 # Bump when the statistics change: the marts become stale, the agent runs do not.
-ANALYSIS_CODE_VERSION = "1"
+# 2: the INCONCLUSIVE share as an outcome, and the instrument flags of mart_main_effects.
+ANALYSIS_CODE_VERSION = "2"
 # Charts shown inline per experiment in the UI (all of them are in the artifact store).
 INLINE_CHARTS = ("score",)
 
@@ -36,7 +37,9 @@ def _image(path) -> str:
     specs=[
         dg.AssetSpec(
             key=name,
-            deps=["fct_runs"],
+            # fct_runs: what is analysed; mart_bot_accuracy_groups: the bot's accuracy per
+            # renderer that the instrument notes cite.
+            deps=["fct_runs", "mart_bot_accuracy_groups"],
             group_name="effects_analysis",
             kinds={"python", "duckdb"},
             code_version=ANALYSIS_CODE_VERSION,
@@ -45,7 +48,8 @@ def _image(path) -> str:
         )
         for name, description in {
             "mart_main_effects": "Per experiment, outcome, axis and level: the difference "
-            "from the baseline with its 95 % interval and corrected p-value (OLS on runs).",
+            "from the baseline with its 95 % interval and corrected p-value (OLS on runs), "
+            "and whether an effect on the scores may be the bot's (instrument_suspect).",
             "mart_interactions": "Two- and three-way interactions (Type II F tests) that "
             "the design can estimate.",
             "mart_effect_noise": "Within-cell noise from the repeats and the repeats per "
@@ -90,6 +94,7 @@ def effects_analysis(
             "experiments": int(effects["experiment"].nunique()),
             "significant": int(effects["significant"].fillna(False).sum()),
             "meaningful": int(effects["meaningful"].fillna(False).sum()),
+            "instrument_suspect": int(effects["instrument_suspect"].fillna(False).sum()),
             "strongest_on_score": table_preview(
                 strongest[
                     [

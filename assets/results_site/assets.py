@@ -9,7 +9,9 @@ from bench_pipeline.report.data import TABLES
 from resources import ArtifactStoreResource, WarehouseResource
 
 # Bump when the pages change: the site is rebuilt, nothing upstream is.
-REPORT_CODE_VERSION = "2"  # 2: the Bot accuracy page
+# 2: the Bot accuracy page; 3: its tables per renderer and author group, and the compare
+# pages' instrument marks
+REPORT_CODE_VERSION = "3"
 # What the pages read (bench_pipeline.report.data.TABLES): the models by name, the raw_*
 # records through the warehouse's sources asset.
 READS = sorted({"warehouse_sources" if t.startswith("raw_") else t for t in TABLES})

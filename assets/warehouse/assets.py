@@ -25,8 +25,9 @@ from bench_pipeline.warehouse.models import SqlModel, load_models
 from resources import ArtifactStoreResource, WarehouseResource
 
 # Bump when the loading of sources changes (not for SQL models: they hash their SQL).
-# 3: raw_bot_accuracy; 4: records read through the columnar mirror, updated incrementally
-WAREHOUSE_SOURCES_CODE_VERSION = "4"
+# 3: raw_bot_accuracy; 4: records read through the columnar mirror, updated incrementally;
+# 5: raw_bot_accuracy_groups (the accuracy per renderer and per author group)
+WAREHOUSE_SOURCES_CODE_VERSION = "5"
 SOURCES = dg.AssetKey("warehouse_sources")
 
 MODELS: list[SqlModel] = load_models(settings.sql_models_dir())

@@ -280,3 +280,87 @@ def simulate_synthetic_agent(
         design="one_at_a_time",
     )
     return SimulatedRuns(pd.DataFrame.from_records(rows), truth)
+
+
+def simulate_verdicts(
+    design: Design = "one_at_a_time",
+    *,
+    axes: AxisLevels | None = None,
+    works: Mapping[LevelKey, float] | None = None,
+    unread: Mapping[LevelKey, float] | None = None,
+    base_works: float = 0.6,
+    base_unread: float = 0.1,
+    repeats: int = 10,
+    quality_mean: float = 70.0,
+    quality_sd: float = 5.0,
+    seed: int = 0,
+    n_random: int = 200,
+) -> SimulatedRuns:
+    """Runs judged by a simulated bot, to tell an axis's effect on the games from its effect
+    on the instrument (bench_pipeline.analysis.instrument).
+
+    Per run and test, two independent draws: the mechanic works with probability
+    `base_works` + the `works` shifts of the run's levels, and the bot cannot judge it with
+    probability `base_unread` + the `unread` shifts (both clipped to 0-1). A test it cannot
+    judge is INCONCLUSIVE; the others PASS when the mechanic works and FAIL when not. So a
+    `works` shift is a real effect on the games, an `unread` shift only the bot's, though
+    both move the gameplay score. The frame has, as fct_runs does, `gameplay_score` (100 x
+    PASS / 16), `inconclusive_share` (INCONCLUSIVE / 16), `quality_score` (Gaussian, no
+    effect) and `score` (half each).
+
+    The truth is the expected effect on `gameplay_score` of each level's cell against the
+    baseline cell: 100 x (works x (1 - unread) at the level - the same at the baseline), the
+    other axes at baseline; a level's effect on `inconclusive_share` is its `unread` shift.
+    """
+    grid = dict(axes if axes is not None else DEFAULT_AXES[design])
+    rng = np.random.default_rng(seed)
+    cells = design_cells(design, grid, n_random=n_random, seed=seed + 1)
+    works_by = {(a, to_level(v)): float(s) for (a, v), s in (works or {}).items()}
+    unread_by = {(a, to_level(v)): float(s) for (a, v), s in (unread or {}).items()}
+
+    def chances(config: Mapping[str, Any]) -> tuple[float, float]:
+        levels = [(a, to_level(v)) for a, v in config.items()]
+        p_works = base_works + sum(works_by.get(k, 0.0) for k in levels)
+        p_unread = base_unread + sum(unread_by.get(k, 0.0) for k in levels)
+        return min(max(p_works, 0.0), 1.0), min(max(p_unread, 0.0), 1.0)
+
+    n_tests = 16
+    rows: list[dict[str, Any]] = []
+    for index, config in enumerate(cells):
+        p_works, p_unread = chances(config)
+        unjudged = rng.random((repeats, n_tests)) < p_unread
+        working = rng.random((repeats, n_tests)) < p_works
+        passed = (~unjudged & working).sum(axis=1)
+        inconclusive = unjudged.sum(axis=1)
+        quality = rng.normal(quality_mean, quality_sd, repeats)
+        for repeat in range(repeats):
+            gameplay = 100.0 * passed[repeat] / n_tests
+            rows.append(
+                {
+                    "run_id": f"sim.c{index:04d}.r{repeat}",
+                    "cell_id": f"c{index:04d}",
+                    "repeat": repeat,
+                    **config,
+                    "gameplay_score": gameplay,
+                    "inconclusive_share": inconclusive[repeat] / n_tests,
+                    "quality_score": float(quality[repeat]),
+                    "score": 0.5 * gameplay + 0.5 * float(quality[repeat]),
+                }
+            )
+    baseline = {a: levels[0] for a, levels in grid.items()}
+    base_works_p, base_unread_p = chances(baseline)
+    effects: dict[tuple[str, str], float] = {}
+    for axis, levels in grid.items():
+        for value in levels[1:]:
+            p_works, p_unread = chances({**baseline, axis: value})
+            effects[(axis, str(to_level(value)))] = 100.0 * (
+                p_works * (1 - p_unread) - base_works_p * (1 - base_unread_p)
+            )
+    truth = PlantedTruth(
+        effects=effects,
+        interactions={},
+        baselines={a: str(to_level(levels[0])) for a, levels in grid.items()},
+        noise_sd=math.nan,  # binomial: differs per cell
+        design=design,
+    )
+    return SimulatedRuns(pd.DataFrame.from_records(rows), truth)

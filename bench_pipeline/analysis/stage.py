@@ -24,17 +24,21 @@ from bench_pipeline.warehouse.marts import MART_SCHEMAS
 
 if TYPE_CHECKING:
     from bench_pipeline.analysis.effects import EffectsReport
+    from bench_pipeline.analysis.instrument import BotAccuracy, InstrumentFlag
 
 STAGE = "effects_analysis"
 
 # The outcomes analysed for every experiment, with the effect size the power estimate
-# is asked for (in the metric's units): 5 points on a 0-100 score, 10 cents, 1 minute.
+# is asked for (in the metric's units): 5 points on a 0-100 score, 10 cents, 1 minute, and
+# one verdict of the sixteen on the INCONCLUSIVE share (the instrument's own effect, which
+# `instrument.py` holds against the score effects).
 METRICS: dict[str, float] = {
     "score": 5.0,
     "gameplay_score": 5.0,
     "quality_score": 5.0,
     "cost_usd": 0.10,
     "duration_s": 60.0,
+    "inconclusive_share": 1 / 16,
 }
 
 # Interaction plots drawn per experiment and metric: the strongest estimable ones.
@@ -48,6 +52,9 @@ class MetricAnalysis:
     report: EffectsReport | None
     error: str | None = None
     charts: dict[str, Path] = field(default_factory=dict)
+    # (axis, level) -> the renderer most of those runs were drawn with: what the instrument
+    # notes cite the bot's accuracy on (instrument.level_renderers).
+    renderers: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 @dataclass
@@ -75,6 +82,27 @@ def read_current_runs(db_path: Path) -> pd.DataFrame:
         ).df()
 
 
+def read_bot_accuracy(db_path: Path) -> BotAccuracy | None:
+    """The bot's accuracy per renderer to cite in the instrument notes, from
+    mart_bot_accuracy_groups; None when no measurement is published (or the table predates
+    it)."""
+    from bench_pipeline.analysis.instrument import pick_accuracy
+
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        present = con.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'main' and table_name = 'mart_bot_accuracy_groups'"
+        ).fetchone()
+        if not present or not present[0]:
+            return None
+        cur = con.execute(
+            "select * from mart_bot_accuracy_groups "
+            "where breakdown = 'renderer' and test_id = 'all'"
+        )
+        names = [d[0] for d in cur.description]
+        return pick_accuracy(dict(zip(names, row, strict=True)) for row in cur.fetchall())
+
+
 def _baselines(store: ArtifactStore, experiment: str) -> dict[str, Any]:
     """The experiment's named baselines (stored with its design), else none."""
     try:
@@ -98,7 +126,9 @@ def analyse_experiment(
     # project's import time, and every Dagster run process loads the project (the
     # per-run stages never need them). docs/orchestration.md, "Where the time goes".
     from bench_pipeline.analysis.effects import analyze
+    from bench_pipeline.analysis.instrument import level_renderers
 
+    renderers = level_renderers(runs, axes)
     results: list[MetricAnalysis] = []
     for metric, effect_size in metrics.items():
         if metric not in runs.columns:
@@ -109,7 +139,7 @@ def analyse_experiment(
         except AnalysisInputError as err:
             results.append(MetricAnalysis(experiment, metric, None, str(err)))
             continue
-        analysis = MetricAnalysis(experiment, metric, report)
+        analysis = MetricAnalysis(experiment, metric, report, renderers=renderers)
         if chart_dir is not None:
             analysis.charts = _draw(runs, report, chart_dir / experiment, metric)
         results.append(analysis)
@@ -136,8 +166,31 @@ def _draw(runs: pd.DataFrame, report: EffectsReport, folder: Path, metric: str) 
     return paths
 
 
-def mart_rows(analyses: Sequence[MetricAnalysis]) -> dict[str, pd.DataFrame]:
+def _instrument_flags(
+    analyses: Sequence[MetricAnalysis], accuracy: BotAccuracy | None
+) -> dict[tuple[str, str, str, str], InstrumentFlag]:
+    """(experiment, metric, axis, level) -> its flag: each experiment's effects on the
+    scores held against its effects on the INCONCLUSIVE share (instrument.py)."""
+    from bench_pipeline.analysis.instrument import instrument_flags
+
+    by_experiment: dict[str, list[MetricAnalysis]] = {}
+    for a in analyses:
+        by_experiment.setdefault(a.experiment, []).append(a)
+    flags: dict[tuple[str, str, str, str], InstrumentFlag] = {}
+    for experiment, group in by_experiment.items():
+        effects = {a.metric: a.report.main_effects for a in group if a.report is not None}
+        renderers = next((a.renderers for a in group if a.renderers), {})
+        for key, flag in instrument_flags(effects, renderers=renderers, accuracy=accuracy).items():
+            flags[(experiment, *key)] = flag
+    return flags
+
+
+def mart_rows(
+    analyses: Sequence[MetricAnalysis], accuracy: BotAccuracy | None = None
+) -> dict[str, pd.DataFrame]:
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in MART_SCHEMAS}
+    flags = _instrument_flags(analyses, accuracy)
+    instrument = {"instrument_suspect", "instrument_note", "instrument_axis"}
     for a in analyses:
         key = {"experiment": a.experiment, "metric": a.metric}
         if a.report is None:
@@ -145,16 +198,20 @@ def mart_rows(analyses: Sequence[MetricAnalysis]) -> dict[str, pd.DataFrame]:
             continue
         r = a.report
         for e in r.main_effects:
+            flag = flags[(a.experiment, a.metric, e.axis, e.level)]
             rows["mart_main_effects"].append(
                 {
                     **key,
                     **{
                         c: _clean(getattr(e, c, None))
                         for c in MART_SCHEMAS["mart_main_effects"]
-                        if c not in key and c not in {"noise_sd", "correction"}
+                        if c not in key and c not in {"noise_sd", "correction", *instrument}
                     },
                     "noise_sd": _clean(r.noise_sd),
                     "correction": r.correction,
+                    "instrument_suspect": flag.suspect,
+                    "instrument_note": flag.note,
+                    "instrument_axis": flag.axis,
                 }
             )
         for i in r.interactions:
@@ -199,6 +256,7 @@ def run_effects_analysis(
 ) -> AnalysisOutcome:
     """Analyse every experiment of the warehouse; charts go to `<store>/analysis/`."""
     runs = read_current_runs(db_path)
+    accuracy = read_bot_accuracy(db_path)
     analyses: list[MetricAnalysis] = []
     for experiment, part in runs.groupby("experiment", sort=True):
         analyses += analyse_experiment(
@@ -208,4 +266,4 @@ def run_effects_analysis(
             metrics,
             store.root / "analysis" if charts else None,
         )
-    return AnalysisOutcome(tables=mart_rows(analyses), analyses=analyses)
+    return AnalysisOutcome(tables=mart_rows(analyses, accuracy), analyses=analyses)

@@ -12,6 +12,10 @@ Counting rules (docs/bot.md, *Accuracy*):
 - With `--repeat N` every evaluation counts: a game evaluated twice gives two verdicts per
   test, so `n_verdicts` = labelled games x repeats and the rates are over verdicts.
 - Rates are fractions 0-1, None when nothing was there to count (never 0 for "not measured").
+- The same figures are broken down per renderer (canvas, dom, svg, webgl) and per author group
+  (`ai`: any `ai-*` author of the manifest; `human`), each group counted exactly as the whole:
+  the benchmark exists to measure games written by agents, and the bot may read those, or one
+  renderer, worse than the corpus on average.
 """
 
 from __future__ import annotations
@@ -34,6 +38,13 @@ OVERALL = "all"  # the test_id of the row that sums every test
 # Fewer labelled verdicts than this and the page says there are too few to judge.
 MIN_VERDICTS_TO_JUDGE = 5
 FORMAT_VERSION = 1
+# The breakdowns of the figures (`group_figures`), and the groups each always lists, so that
+# a renderer without a game reads "no game" rather than disappearing. A game whose renderer
+# or author is not given is in UNKNOWN; any other value is a group of its own.
+RENDERERS: tuple[str, ...] = ("canvas", "dom", "svg", "webgl")
+AUTHOR_GROUPS: tuple[str, ...] = ("ai", "human")
+UNKNOWN = "unknown"
+BREAKDOWNS: dict[str, tuple[str, ...]] = {"renderer": RENDERERS, "author": AUTHOR_GROUPS}
 
 
 class LabelError(ValueError):
@@ -238,6 +249,83 @@ def _apart(counter: Counter[str]) -> dict[str, Any]:
     return {"n": sum(counter.values()), "verdicts": {v: counter[v] for v in VERDICTS}}
 
 
+def author_group(author: Any) -> str:
+    """`ai` for any `ai-*` author of the manifest (ai-claude-code, ai-codex, ...), `human` for
+    human, UNKNOWN when the game does not say (the in-repo corpus)."""
+    if not isinstance(author, str) or not author.strip():
+        return UNKNOWN
+    name = author.strip().lower()
+    return "ai" if name == "ai" or name.startswith("ai-") else name
+
+
+def game_group(game: LabelledGame, breakdown: str) -> str:
+    """The group of `game` in a breakdown (`renderer` or `author`)."""
+    if breakdown == "author":
+        return author_group(game.info.get("author"))
+    if breakdown != "renderer":
+        raise ValueError(f"unknown breakdown {breakdown!r}: one of {', '.join(BREAKDOWNS)}")
+    renderer = game.info.get("renderer")
+    if not isinstance(renderer, str) or not renderer.strip():
+        return UNKNOWN
+    return renderer.strip().lower()
+
+
+def group_figures(
+    games: Sequence[LabelledGame], outcomes: Sequence[Outcome]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per breakdown (renderer, author) and group: the figures of `per_test_figures` over that
+    group's games alone (`tests`: the sixteen rows; `overall`: their sum) and `n_games`.
+
+    Every group of BREAKDOWNS is listed, with no game if the corpus has none; other groups
+    (UNKNOWN, a renderer outside the four) follow in name order."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for breakdown, fixed in BREAKDOWNS.items():
+        members: dict[str, list[LabelledGame]] = {name: [] for name in fixed}
+        for game in games:
+            members.setdefault(game_group(game, breakdown), []).append(game)
+        names = [*fixed, *sorted(n for n in members if n not in fixed)]
+        out[breakdown] = {}
+        for name in names:
+            ids = {g.id for g in members[name]}
+            figures = per_test_figures(members[name], [o for o in outcomes if o.game in ids])
+            out[breakdown][name] = {
+                "breakdown": breakdown,
+                "group": name,
+                "n_games": len(ids),
+                "tests": [figures[t] for t in TEST_IDS],
+                "overall": figures[OVERALL],
+            }
+    return out
+
+
+def summary_groups(summary: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The breakdowns of an output file: its `groups`, or, in a file written before they
+    existed, recomputed from the verdicts and labels every file keeps per game (so earlier
+    measurements, hours of evaluation each, gain the breakdowns without running the bot)."""
+    groups = summary.get("groups")
+    if isinstance(groups, Mapping):
+        return {str(k): dict(v) for k, v in groups.items()}
+    games: list[LabelledGame] = []
+    outcomes: list[Outcome] = []
+    for entry in summary.get("games") or []:
+        info = {k: entry.get(k) for k in ("renderer", "author")}
+        games.append(
+            LabelledGame(
+                str(entry["game"]),
+                Path("."),
+                dict(entry["labels"]),
+                dict(entry.get("uncertain") or {}),
+                split=str(entry.get("split", "all")),
+                info=info,
+            )
+        )
+        outcomes += [
+            Outcome(str(entry["game"]), int(e["repeat"]), dict(e["tests"]), {})
+            for e in entry.get("evaluations") or []
+        ]
+    return group_figures(games, outcomes)
+
+
 def wrong_verdicts(
     games: Sequence[LabelledGame], outcomes: Sequence[Outcome]
 ) -> list[dict[str, Any]]:
@@ -360,6 +448,7 @@ def summarize(
         ],
         "tests": [figures[t] for t in TEST_IDS],
         "overall": figures[OVERALL],
+        "groups": group_figures(evaluated, outcomes),
         "wrong": wrong_verdicts(evaluated, outcomes),
         "consistency": consistency(outcomes),
         "timing": timing(outcomes),
@@ -451,6 +540,7 @@ def format_text(summary: Mapping[str, Any]) -> str:
         f"{overall['false_fail']}, INCONCLUSIVE {overall['inconclusive']}; uncertain labels "
         f"(excluded) {overall['uncertain']['n']}",
     ]
+    lines += ["", *_group_lines(summary)]
     if summary["wrong"]:
         lines += ["", "wrong verdicts:"]
         for w in summary["wrong"]:
@@ -488,6 +578,26 @@ def format_text(summary: Mapping[str, Any]) -> str:
     lines += ["", "how far to trust each test:"]
     lines += [f"  {row['test_id']:12s} {trust_sentence(row)}" for row in summary["tests"]]
     return "\n".join(lines)
+
+
+def _group_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The breakdowns' overall figures, one line per renderer and per author group."""
+    lines = [
+        "per renderer and per author group (ai = any ai-* author): each group's labelled "
+        "verdicts, counted as above",
+        f"{'group':18s} {'games':>5s} {'verdicts':>8s}  {'agree':>6s} {'works':>6s} "
+        f"{'caught':>6s} {'fPASS':>5s} {'fFAIL':>5s} {'INC':>4s}",
+    ]
+    for breakdown, groups in summary_groups(summary).items():
+        for name, group in groups.items():
+            row = group["overall"]
+            lines.append(
+                f"{breakdown + ' ' + name:18s} {group['n_games']:5d} {row['n_verdicts']:8d}  "
+                f"{_pct(row['agreement']):>6s} {_pct(row['working_right']):>6s} "
+                f"{_pct(row['defects_caught']):>6s} {row['false_pass']:5d} "
+                f"{row['false_fail']:5d} {row['inconclusive']:4d}"
+            )
+    return lines
 
 
 # ------------------------------------------------------------------------------------------
@@ -551,6 +661,64 @@ def warehouse_rows(summary: Mapping[str, Any], source_file: str) -> list[dict[st
         )
     if [r["test_id"] for r in rows] != [*TEST_IDS, OVERALL]:
         raise ValueError("the tests are not the contract's sixteen plus the overall row")
+    return rows
+
+
+# raw_bot_accuracy_groups: one row per (output file, breakdown, group, test id), plus the
+# OVERALL row of each group. The figures' columns are raw_bot_accuracy's.
+GROUP_WAREHOUSE_COLUMNS: dict[str, str] = {
+    "source_file": "VARCHAR",
+    "bot_version": "VARCHAR",
+    "measured_at": "TIMESTAMPTZ",
+    "corpus": "VARCHAR",
+    "split": "VARCHAR",
+    "breakdown": "VARCHAR",
+    "group_name": "VARCHAR",
+    "test_id": "VARCHAR",
+    "n_games": "INTEGER",
+    "n_labelled": "INTEGER",
+    "n_verdicts": "INTEGER",
+    "label_pass": "INTEGER",
+    "label_fail": "INTEGER",
+    "agreement": "DOUBLE",
+    "working_right": "DOUBLE",
+    "defects_caught": "DOUBLE",
+    "false_pass": "INTEGER",
+    "false_fail": "INTEGER",
+    "inconclusive": "INTEGER",
+    "n_uncertain": "INTEGER",
+}
+
+
+def group_warehouse_rows(summary: Mapping[str, Any], source_file: str) -> list[dict[str, Any]]:
+    """The rows of one output file for `raw_bot_accuracy_groups` (17 per group). Raises
+    ValueError (KeyError, TypeError) on a file that is not this benchmark's output."""
+    if summary.get("format") != FORMAT_VERSION:
+        raise ValueError(f"not a bot accuracy file of format {FORMAT_VERSION}")
+    common = {
+        "source_file": source_file,
+        "bot_version": str(summary["bot_version"]),
+        "measured_at": str(summary["measured_at"]),
+        "corpus": str(summary["corpus"]),
+        "split": str(summary["split"]),
+    }
+    rows = []
+    for breakdown, groups in summary_groups(summary).items():
+        for name, group in groups.items():
+            figures = [*group["tests"], group["overall"]]
+            if [f["test_id"] for f in figures] != [*TEST_IDS, OVERALL]:
+                raise ValueError(f"{breakdown} {name}: not the sixteen tests and the overall row")
+            rows += [
+                {
+                    **common,
+                    "breakdown": str(breakdown),
+                    "group_name": str(name),
+                    "n_games": int(group["n_games"]),
+                    **{k: f[k] for k in GROUP_WAREHOUSE_COLUMNS if k in f},
+                    "n_uncertain": int(f["uncertain"]["n"]),
+                }
+                for f in figures
+            ]
     return rows
 
 

@@ -5,11 +5,12 @@ are made) and accuracy.html (how far to trust the bot's verdicts).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.bot.accuracy import OVERALL, all_tests, trust_sentence
+from bench_pipeline.bot.accuracy import BREAKDOWNS, OVERALL, all_tests, trust_sentence
 from bench_pipeline.bot.contract import BOT_VERSION, TESTS
 from bench_pipeline.report.data import Row, Warehouse
 from bench_pipeline.report.methodology import methodology_context
@@ -48,10 +49,58 @@ _SPLIT_NAMES = {
 }
 
 
-def _accuracy_sections(rows: list[Row]) -> list[dict[str, Any]]:
+_BREAKDOWN_TITLES = {"renderer": "By renderer", "author": "By author"}
+_BREAKDOWN_NOTES = {
+    "renderer": "The same figures over the games drawn each way (the renderer the corpus "
+    "records for each game): the bot finds the field in a canvas's draw calls, in the page's "
+    "elements (DOM, SVG) or in screenshots (WebGL), so it can read one kind of page worse "
+    "than another.",
+    "author": "The same figures over the games written by AI agents (ai: any ai-* author of "
+    "the corpus, where the repository says an agent wrote it) and by people (human). The "
+    "benchmark's runs are games written by agents: the ai row is the one that applies to them.",
+}
+
+
+def _group_sections(rows: list[Row]) -> list[dict[str, Any]]:
+    """The breakdown tables of one (corpus, split): overall rows of mart_bot_accuracy_groups."""
+    order = {b: i for i, b in enumerate(BREAKDOWNS)}
+    by: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        by[row["breakdown"]].append(row)
+    sections = []
+    for breakdown in sorted(by, key=lambda b: (order.get(b, len(order)), b)):
+        fixed = BREAKDOWNS.get(breakdown, ())
+        # The fixed groups in their order (canvas, dom, svg, webgl; ai, human), others after.
+        rank = {name: i for i, name in enumerate(fixed)}
+        ranked = sorted(
+            by[breakdown], key=lambda r: (rank.get(r["group_name"], len(rank)), r["group_name"])
+        )
+        sections.append(
+            {
+                "breakdown": breakdown,
+                "title": _BREAKDOWN_TITLES.get(breakdown, f"By {breakdown}"),
+                "note": _BREAKDOWN_NOTES.get(breakdown, ""),
+                "groups": [
+                    {
+                        "row": r,
+                        "trust": trust_sentence(r)
+                        if r["n_games"]
+                        else "No game of this group in the measurement: not measured.",
+                    }
+                    for r in ranked
+                ],
+            }
+        )
+    return sections
+
+
+def _accuracy_sections(rows: list[Row], group_rows: Sequence[Row] = ()) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for row in rows:
         groups[(row["corpus"], row["split"])].append(row)
+    breakdowns: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in group_rows:
+        breakdowns[(row["corpus"], row["split"])].append(row)
     known = [k for k in _ACCURACY_ORDER if k in groups]
     sections = []
     for corpus, split in known + sorted(k for k in groups if k not in _ACCURACY_ORDER):
@@ -78,6 +127,7 @@ def _accuracy_sections(rows: list[Row]) -> list[dict[str, Any]]:
                     for r in ordered
                     if r["test_id"] != OVERALL
                 ],
+                "breakdowns": _group_sections(breakdowns.get((corpus, split), [])),
             }
         )
     return sections
@@ -89,6 +139,6 @@ def _write_accuracy(site: _Site, data: Warehouse) -> None:
         "accuracy.html",
         nav="accuracy",
         page_title="Bot accuracy",
-        sections=_accuracy_sections(data.accuracy),
+        sections=_accuracy_sections(data.accuracy, data.accuracy_groups),
         bot_version=BOT_VERSION,
     )

@@ -104,7 +104,10 @@ def _metric_section(
         chart = None
         if png is None and len(axes) == 2:
             means, xs, series = _cell_means(cells, metric, axes[0], axes[1])
-            chart = svg.interaction_svg(means, xs, series, axes[0], axes[1], alt)
+            # The cell leaderboard has no means of every outcome (not of the INCONCLUSIVE
+            # share): no plot rather than an empty one.
+            if means:
+                chart = svg.interaction_svg(means, xs, series, axes[0], axes[1], alt)
         if png or chart:
             plots.append(Row(alt=alt, png=png, svg=chart, reading=readings.interaction_reading(r)))
     return {
@@ -112,6 +115,7 @@ def _metric_section(
         "title": METRIC_TITLES.get(metric, metric),
         "label": label,
         "summary": readings.metric_summary(metric, rows, reason),
+        "instrument": readings.instrument_reading(metric, rows),
         "effects": [Row(r, reading=readings.effect_reading(r)) for r in rows],
         "noise": noise,
         "noise_reading": readings.noise_reading(noise) if noise else None,
@@ -175,7 +179,12 @@ def _write_compare(
             correction=CORRECTION_NAMES.get(correction, correction),
         )
     site.write(
-        "compare.html", "compare.html", nav="compare", page_title="Compare", overview=overview
+        "compare.html",
+        "compare.html",
+        nav="compare",
+        page_title="Compare",
+        overview=overview,
+        n_outcomes=len(METRICS),
     )
 
 

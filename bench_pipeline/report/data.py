@@ -55,6 +55,7 @@ TABLES: tuple[str, ...] = (
     "raw_quality_metrics",
     "stg_transcript_events",
     "mart_bot_accuracy",
+    "mart_bot_accuracy_groups",
 )
 WASTED_EVENTS_PER_RUN = 12
 
@@ -80,6 +81,8 @@ class Warehouse:
     wasted_events: dict[str, list[Row]]
     missing: list[str] = field(default_factory=list)
     accuracy: list[Row] = field(default_factory=list)  # mart_bot_accuracy
+    # mart_bot_accuracy_groups' overall rows (test_id 'all'): per renderer and author group
+    accuracy_groups: list[Row] = field(default_factory=list)
 
     @property
     def experiments(self) -> list[str]:
@@ -220,6 +223,11 @@ def _load(con: duckdb.DuckDBPyConnection, db_path: Path) -> Warehouse:
         missing=missing,
         accuracy=table(
             "mart_bot_accuracy", "select * from mart_bot_accuracy order by corpus, split"
+        ),
+        accuracy_groups=table(
+            "mart_bot_accuracy_groups",
+            "select * from mart_bot_accuracy_groups where test_id = 'all' "
+            "order by corpus, split, breakdown, group_name",
         ),
     )
 

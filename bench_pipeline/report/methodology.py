@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline.analysis.instrument import INSTRUMENT_AXES, SCORE_METRICS
 from bench_pipeline.analysis.stage import MAX_INTERACTION_CHARTS, METRICS
 from bench_pipeline.bot.contract import TEST_IDS, TESTS, Calibration, Evaluation, TestResult
 from bench_pipeline.bot.contract import Verdict as BotVerdict
@@ -37,6 +38,7 @@ METRIC_LABELS: dict[str, str] = {
     "quality_score": "the quality score",
     "cost_usd": "the cost",
     "duration_s": "the duration",
+    "inconclusive_share": "the share of INCONCLUSIVE verdicts",
 }
 METRIC_TITLES: dict[str, str] = {
     "score": "Headline score",
@@ -44,6 +46,7 @@ METRIC_TITLES: dict[str, str] = {
     "quality_score": "Quality score",
     "cost_usd": "Cost per run",
     "duration_s": "Agent duration",
+    "inconclusive_share": "INCONCLUSIVE share (the bot's)",
 }
 # (prefix, suffix) of a value in the metric's unit: "10 points", "$0.12", "45 s".
 METRIC_UNITS: dict[str, tuple[str, str]] = {
@@ -52,6 +55,8 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "quality_score": ("", " points"),
     "cost_usd": ("$", ""),
     "duration_s": ("", " s"),
+    # A 0-1 share of the sixteen verdicts: read as a fraction ("0.18"), no unit.
+    "inconclusive_share": ("", ""),
 }
 
 # What the pipeline's verdicts mean (docs/interfaces.md §1).
@@ -122,6 +127,16 @@ STATISTICS_RULES: tuple[str, ...] = (
     "NULL means not measured, never zero: a run without a bot evaluation has no gameplay score "
     "and no headline score, and stays out of the means (its cost still counts in the cost "
     "per point).",
+    # From the code that applies it (bench_pipeline/analysis/instrument.py).
+    "Instrument bias: the share of the sixteen verdicts the bot left INCONCLUSIVE is analysed "
+    "as an outcome like the others. An effect on "
+    + " or ".join(SCORE_METRICS)
+    + " is marked as possibly the bot's (instrument_suspect) when it is meaningful and the same "
+    "level's effect on that share is meaningful in the direction that would explain it (more "
+    "INCONCLUSIVE with a lower score, fewer with a higher one); its note bounds how much of the "
+    "effect the shift can account for. Axes that change what the bot reads ("
+    + ", ".join(INSTRUMENT_AXES)
+    + ") get a note on every meaningful effect on those scores.",
 )
 
 KNOWN_LIMITATIONS: tuple[str, ...] = (

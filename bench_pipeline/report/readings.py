@@ -214,3 +214,20 @@ def best_model_reading(models: list[Row]) -> str | None:
         text + f"; ahead of runner-up {second['model']} "
         f"({fmt(second['score_mean'])}): the intervals do not overlap." + caveat
     )
+
+
+def instrument_reading(metric: str, effects: Iterable[Row]) -> str | None:
+    """The outcome's effects that may be the bot's rather than the games' (the rows with
+    `instrument_suspect`, docs/analysis.md *Instrument bias*), as one sentence; None when
+    there is none (or the mart predates the flag)."""
+    suspects = [r for r in effects if r.get("instrument_suspect")]
+    if not suspects:
+        return None
+    terms = ", ".join(f"{r['axis']} = {r['level']}" for r in suspects)
+    count = "1 effect" if len(suspects) == 1 else f"{len(suspects)} effects"
+    return (
+        f"{count} on {metric_label(metric)} may be the bot's rather than the games' "
+        f"({terms}): the same levels change how many verdicts the bot leaves INCONCLUSIVE, "
+        "which can move the score without the game changing (or come from games too broken "
+        "to judge). Read each note before crediting the agents."
+    )

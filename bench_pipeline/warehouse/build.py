@@ -24,6 +24,7 @@ import pandas as pd
 
 from bench_pipeline.records import RECORDS, source_schema
 from bench_pipeline.warehouse import columnar
+from bench_pipeline.warehouse.accuracy import GROUPS_TABLE as ACCURACY_GROUPS_TABLE
 from bench_pipeline.warehouse.accuracy import TABLE as ACCURACY_TABLE
 from bench_pipeline.warehouse.accuracy import load_bot_accuracy
 from bench_pipeline.warehouse.artifacts import ArtifactStore
@@ -272,7 +273,7 @@ def _load_sources(
         names.append(ref_name)
     # The bot accuracy benchmark's published files (not per-run records): accuracy.py.
     load_bot_accuracy(con, store.root)
-    names.append(ACCURACY_TABLE)
+    names += [ACCURACY_TABLE, ACCURACY_GROUPS_TABLE]
     records, changed = _load_records(con, store, quarantined, full, scan)
     names += records
     for table, columns in SOURCE_SCHEMAS.items():
@@ -428,6 +429,8 @@ def build_warehouse(
             if name not in existing:  # analysts' queries work before the first analysis
                 cols = ", ".join(f'"{c}" {t}' for c, t in schema.items())
                 con.execute(f'CREATE TABLE "{name}" ({cols})')
+            else:
+                _add_missing_columns(con, name, schema)
         if models is None:
             _drop_orphans(con, existing, {m.name for m in every})
         per_run = _per_run_tables(con)
@@ -449,6 +452,24 @@ def build_warehouse(
             raise BlockingTestFailure(failed, summary)
     summary.duration_s = time.monotonic() - started
     return summary
+
+
+def _add_missing_columns(
+    con: duckdb.DuckDBPyConnection, name: str, schema: Mapping[str, str]
+) -> None:
+    """A mart the analysis wrote before a column existed (instrument_suspect, ...) gets it,
+    NULL, so that queries naming it work until the analysis next writes the whole table."""
+    have = {
+        column
+        for (column,) in con.execute(
+            "select column_name from information_schema.columns "
+            "where table_schema = 'main' and table_name = ?",
+            [name],
+        ).fetchall()
+    }
+    for column, sql_type in schema.items():
+        if column not in have:
+            con.execute(f'ALTER TABLE "{name}" ADD COLUMN "{column}" {sql_type}')
 
 
 class BlockingTestFailure(RuntimeError):

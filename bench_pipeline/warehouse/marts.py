@@ -24,6 +24,11 @@ MART_SCHEMAS: dict[str, dict[str, str]] = {
         "n_baseline": "INTEGER",
         "noise_sd": "DOUBLE",
         "correction": "VARCHAR",
+        # Whether the effect may be the bot's rather than the games'
+        # (bench_pipeline/analysis/instrument.py; docs/analysis.md, *Instrument bias*).
+        "instrument_suspect": "BOOLEAN",
+        "instrument_note": "VARCHAR",
+        "instrument_axis": "BOOLEAN",
     },
     "mart_interactions": {
         "experiment": "VARCHAR",

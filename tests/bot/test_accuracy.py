@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,15 +15,20 @@ import yaml
 
 from bench_pipeline.bot.accuracy import (
     OVERALL,
+    UNKNOWN,
     LabelError,
     LabelledGame,
     Outcome,
+    author_group,
     consistency,
     format_text,
+    group_figures,
+    group_warehouse_rows,
     load_manifest,
     load_repo_corpus,
     per_test_figures,
     summarize,
+    summary_groups,
     trust_sentence,
     warehouse_rows,
 )
@@ -186,6 +192,106 @@ def test_warehouse_rows_are_sixteen_tests_and_the_overall_row() -> None:
     assert (rotate["false_pass"], rotate["n_labelled"], rotate["bot_version"]) == (2, 4, "9.9.9")
     with pytest.raises(ValueError):
         warehouse_rows({**summary, "format": 0}, "x.json")
+
+
+def _drawn(game_id: str, renderer: str | None, author: str | None, **labels: str) -> LabelledGame:
+    info = {"renderer": renderer, "author": author}
+    return LabelledGame(game_id, Path("/nonexistent") / game_id, {**ALL_PASS, **labels}, info=info)
+
+
+# Five games: two canvas games by agents, a DOM game by an agent, a DOM game by a person, and
+# one that says neither (as the in-repo corpus's games do not say who wrote them).
+BY_GROUP = [
+    _drawn("canvas-claude", "canvas", "ai-claude-code"),
+    _drawn("canvas-codex", "canvas", "ai-codex", rotate="FAIL"),
+    _drawn("dom-cursor", "dom", "ai-cursor"),
+    _drawn("dom-person", "dom", "human", score="FAIL"),
+    _drawn("mystery", None, None),
+]
+BY_GROUP_OUTCOMES = [
+    _outcome("canvas-claude"),  # all right
+    _outcome("canvas-codex", rotate="PASS"),  # a false PASS on canvas, by an agent
+    _outcome("dom-cursor", gravity="INCONCLUSIVE", lock="INCONCLUSIVE"),  # two left undecided
+    _outcome("dom-cursor", 1, gravity="FAIL"),  # a second run: a false FAIL
+    _outcome("dom-person", score="FAIL"),  # the defect caught
+    _outcome("mystery", loads="INCONCLUSIVE"),
+]
+
+
+def test_authors_group_as_ai_or_human() -> None:
+    assert [author_group(a) for a in ("ai-claude-code", "ai-other", "AI-Codex", "human")] == [
+        "ai",
+        "ai",
+        "ai",
+        "human",
+    ]
+    assert author_group(None) == author_group("") == UNKNOWN
+
+
+def test_figures_per_renderer_and_author_group_count_each_groups_games_alone() -> None:
+    groups = group_figures(BY_GROUP, BY_GROUP_OUTCOMES)
+    assert list(groups) == ["renderer", "author"]
+    # The four renderers and the two author groups are always listed; what a game does not
+    # say is a group of its own, after them.
+    assert list(groups["renderer"]) == ["canvas", "dom", "svg", "webgl", UNKNOWN]
+    assert list(groups["author"]) == ["ai", "human", UNKNOWN]
+
+    canvas = groups["renderer"]["canvas"]["overall"]
+    assert groups["renderer"]["canvas"]["n_games"] == 2
+    assert (canvas["n_verdicts"], canvas["label_pass"], canvas["label_fail"]) == (32, 31, 1)
+    assert (canvas["false_pass"], canvas["false_fail"], canvas["inconclusive"]) == (1, 0, 0)
+    assert canvas["agreement"] == pytest.approx(31 / 32)
+    assert canvas["defects_caught"] == 0.0  # its one defect was passed: measured, and 0
+
+    dom = groups["renderer"]["dom"]["overall"]  # 3 evaluations of 2 games: every one counts
+    assert (groups["renderer"]["dom"]["n_games"], dom["n_verdicts"]) == (2, 48)
+    assert (dom["false_pass"], dom["false_fail"], dom["inconclusive"]) == (0, 1, 2)
+    assert dom["working_right"] == pytest.approx(44 / 47)
+    assert dom["defects_caught"] == 1.0
+    gravity = {t["test_id"]: t for t in groups["renderer"]["dom"]["tests"]}["gravity"]
+    assert (gravity["n_labelled"], gravity["n_verdicts"], gravity["false_fail"]) == (2, 3, 1)
+
+    svg = groups["renderer"]["svg"]
+    assert svg["n_games"] == 0 and svg["overall"]["n_verdicts"] == 0
+    assert svg["overall"]["agreement"] is None  # no game: not measured, never 0
+
+    ai, human = groups["author"]["ai"], groups["author"]["human"]
+    assert (ai["n_games"], ai["overall"]["n_verdicts"]) == (3, 64)
+    assert (ai["overall"]["false_pass"], ai["overall"]["false_fail"]) == (1, 1)
+    assert ai["overall"]["inconclusive"] == 2
+    assert (human["n_games"], human["overall"]["agreement"]) == (1, 1.0)
+    assert groups["author"][UNKNOWN]["overall"]["inconclusive"] == 1
+
+    # Each breakdown splits the whole: its groups add up to the overall figures.
+    whole = per_test_figures(BY_GROUP, BY_GROUP_OUTCOMES)[OVERALL]
+    for breakdown in groups.values():
+        for key in ("n_verdicts", "false_pass", "false_fail", "inconclusive", "label_fail"):
+            assert sum(g["overall"][key] for g in breakdown.values()) == whole[key], key
+
+
+def test_the_output_file_and_the_warehouse_rows_hold_the_breakdowns() -> None:
+    summary = _summary(BY_GROUP, BY_GROUP_OUTCOMES)
+    json.dumps(summary, allow_nan=False)
+    assert summary["groups"] == group_figures(BY_GROUP, BY_GROUP_OUTCOMES)
+    # A file written before the breakdowns existed gets them from its per-game verdicts.
+    older = {k: v for k, v in summary.items() if k != "groups"}
+    assert summary_groups(older) == summary["groups"]
+
+    rows = group_warehouse_rows(summary, "x.json")
+    assert len(rows) == (5 + 3) * 17
+    overall = {(r["breakdown"], r["group_name"]): r for r in rows if r["test_id"] == OVERALL}
+    assert overall[("renderer", "canvas")]["false_pass"] == 1
+    assert overall[("author", "ai")]["n_games"] == 3
+    assert overall[("renderer", "webgl")]["agreement"] is None
+    assert {r["bot_version"] for r in rows} == {"9.9.9"}
+    assert rows == group_warehouse_rows(older, "x.json")
+    with pytest.raises(ValueError):
+        group_warehouse_rows({**summary, "format": 0}, "x.json")
+
+    text = format_text(summary)
+    assert "per renderer and per author group" in text
+    assert re.search(r"renderer canvas\s+2\s+32\s+97 %", text)
+    assert re.search(r"author ai\s+3\s+64 ", text)
 
 
 def test_trust_sentences_say_what_the_figures_mean() -> None:
@@ -352,3 +458,10 @@ def test_the_script_on_two_in_repo_games_writes_figures_that_match_the_labels(
     assert rotate["defects_caught"] == 1.0, result["wrong"]
     assert "per test:" in run.stdout and "how far to trust each test:" in run.stdout
     assert result["timing"]["max_s"] >= result["timing"]["median_s"] > 0
+    # The breakdowns: one canvas game, one DOM game, neither saying who wrote it.
+    renderer = result["groups"]["renderer"]
+    assert (renderer["canvas"]["n_games"], renderer["dom"]["n_games"]) == (1, 1)
+    assert renderer["dom"]["overall"]["defects_caught"] == 1.0  # no-rotation is the DOM game
+    assert result["groups"]["author"]["unknown"]["n_games"] == 2
+    assert "per renderer and per author group" in run.stdout
+    assert re.search(r"renderer canvas\s+1\s+", run.stdout)

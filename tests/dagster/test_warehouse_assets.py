@@ -131,6 +131,7 @@ def test_warehouse_and_effects_marts_materialize_with_passing_checks(
         ("cost_usd",),
         ("duration_s",),
         ("gameplay_score",),
+        ("inconclusive_share",),  # the instrument's own outcome (docs/analysis.md)
         ("quality_score",),
         ("score",),
     ]

@@ -99,10 +99,50 @@ def test_the_page_shows_each_published_measurement_with_its_figures(published) -
     for test_id in TEST_IDS:
         assert f"<code>{test_id}</code>" in tune_section
     parsed = _parse(page_path)
-    assert parsed.tags["h1"] == 1 and parsed.captions == parsed.tables == 2
+    # Per section: the per-test table, then one per renderer and one per author group.
+    assert parsed.tags["h1"] == 1 and parsed.captions == parsed.tables == 2 * 3
     assert all(th.get("scope") in {"col", "row"} for th in parsed.ths)
     assert 'aria-current="page">Bot accuracy<' in page
     assert heldout["overall"]["n_verdicts"] == 64
+
+
+def test_the_page_breaks_the_figures_down_per_renderer_and_author(published) -> None:
+    page_path, tune, _ = published
+    page = page_path.read_text()
+    tune_section = page[page.index('id="real-tune"') :]
+    renderer = tune_section[tune_section.index('id="real-tune-renderer"') :]
+    author = tune_section[tune_section.index('id="real-tune-author"') :]
+    assert "By renderer" in _text(page_path) and "By author" in _text(page_path)
+    assert "the ai row is the one that applies to them" in _text(page_path)
+
+    def cells(section: str, group: str) -> list[str]:
+        return _row(section, group)
+
+    groups = tune["groups"]
+    # trust; games, verdicts, agreement, working right, defects caught, fPASS, fFAIL, INC, unc.
+    # (tests/warehouse/accuracy_files.py: the false PASS is the WebGL game's, by a person.)
+    webgl = cells(renderer, "webgl")
+    assert webgl[0] == trust_sentence(groups["renderer"]["webgl"]["overall"])
+    assert webgl[1:] == ["1", "16", "94 %", "100 % of 15", "0 % of 1", "1", "0", "0", "0"]
+    canvas = cells(renderer, "canvas")
+    assert canvas[1:4] == ["3", "48", "98 %"] and canvas[7] == "1"  # the false FAIL
+    assert cells(renderer, "dom")[8] == "1"  # the INCONCLUSIVE line clear
+    ai, human = cells(author, "ai"), cells(author, "human")
+    assert ai[1:3] == ["3", "48"] and human[1:3] == ["3", "48"]
+    assert (ai[6], human[6]) == ("0", "1")  # false PASS: the person's WebGL game
+    # In the order of the contract's groups.
+    order = [renderer.index(f"<code>{g}</code>") for g in ("canvas", "dom", "svg", "webgl")]
+    assert order == sorted(order)
+
+
+def test_a_group_without_a_game_says_it_was_not_measured(published) -> None:
+    page_path, *_ = published
+    heldout = page_path.read_text()
+    heldout = heldout[heldout.index('id="real-heldout-renderer"') :]
+    # The held-out file holds four games: none of them WebGL.
+    webgl = _row(heldout, "webgl")
+    assert webgl[0] == "No game of this group in the measurement: not measured."
+    assert webgl[1:5] == ["0", "0", "–", "–"]
 
 
 @pytest.mark.slow
@@ -123,7 +163,7 @@ def test_the_published_page_reads_on_a_phone_in_chromium(published) -> None:
                 page.goto(page_path.as_uri(), wait_until="load")
                 root, body, inner = page.evaluate(OVERFLOW)
                 assert root <= inner and body <= inner, (width, root, body, inner)
-                assert page.locator("table").count() == 2
+                assert page.locator("table").count() == 2 * 3
                 suffix = "" if width == 1280 else "-mobile"
                 page.screenshot(path=str(SHOTS / f"accuracy-published{suffix}.png"), full_page=True)
                 page.close()

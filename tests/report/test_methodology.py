@@ -93,5 +93,9 @@ def test_page_mentions_designs_metrics_rules_and_axes(site: Site) -> None:
     assert f"alpha = {defaults['alpha']}" in text and f"power = {defaults['power']}" in text
     assert defaults["correction"] in text
     assert "significant AND larger than the noise" in text
+    # The instrument-bias rule, with the axes and outcomes the code flags.
+    assert "possibly the bot's (instrument_suspect)" in text
+    assert "(framework, language, human_language)" in text
+    assert "An effect on gameplay_score or score is marked" in text
     for axis in AXES.values():
         assert axis.name in text and axis.description in text

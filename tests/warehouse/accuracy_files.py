@@ -11,14 +11,27 @@ from bench_pipeline.bot.accuracy import LabelledGame, Outcome, summarize
 from bench_pipeline.bot.contract import TEST_IDS
 
 ALL_PASS = dict.fromkeys(TEST_IDS, "PASS")
+# Renderer and author of each game, as the manifest gives them (for the breakdowns).
+DRAWN: dict[str, tuple[str, str]] = {
+    "working-0": ("canvas", "ai-claude-code"),
+    "working-1": ("dom", "human"),
+    "working-2": ("canvas", "human"),
+    "working-3": ("svg", "ai-codex"),
+    "no-rotate-0": ("canvas", "ai-cursor"),
+    "no-rotate-1": ("webgl", "human"),
+}
 # Six games: four working, two without rotation; the bot passes one broken rotation (a false
-# PASS), fails one working soft drop (a false FAIL) and gives no verdict on one line clear.
+# PASS, on the WebGL game), fails one working soft drop (a false FAIL, on a canvas game by an
+# agent) and gives no verdict on one line clear (the DOM game).
 GAMES = [
-    LabelledGame(f"working-{i}", Path("/nonexistent"), dict(ALL_PASS), split="tune")
-    for i in range(4)
-] + [
-    LabelledGame(f"no-rotate-{i}", Path("/nonexistent"), {**ALL_PASS, "rotate": "FAIL"})
-    for i in range(2)
+    LabelledGame(
+        game_id,
+        Path("/nonexistent"),
+        {**ALL_PASS, "rotate": "FAIL"} if game_id.startswith("no-rotate") else dict(ALL_PASS),
+        split="tune",
+        info={"renderer": renderer, "author": author},
+    )
+    for game_id, (renderer, author) in DRAWN.items()
 ]
 VERDICTS: dict[str, dict[str, str]] = {
     "working-0": {"soft_drop": "FAIL"},

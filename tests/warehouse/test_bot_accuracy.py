@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -83,11 +84,75 @@ def test_the_mart_holds_the_latest_file_per_corpus_and_split(
     assert {r["bot_version"] for r in history} == {"0.0.9", "0.1.1"}
 
 
+def test_the_groups_mart_breaks_the_latest_file_down_per_renderer_and_author(
+    tmp_path: Path,
+) -> None:
+    store = ArtifactStore(tmp_path / "artifacts")
+    write_accuracy_file(store.root, "real-tune-old.json", bot_version="0.0.9", games=4)
+    latest = write_accuracy_file(
+        store.root, "real-tune-new.json", measured_at="2026-12-01T08:00:00+00:00"
+    )
+    # A file published before the breakdowns existed still gives them (from its verdicts).
+    older = write_accuracy_file(store.root, "repo-all.json", corpus="repo", split="all", games=5)
+    path = store.root / "bot_accuracy" / "repo-all.json"
+    path.write_text(json.dumps({k: v for k, v in older.items() if k != "groups"}))
+    db = tmp_path / "w.duckdb"
+    build = build_warehouse(store, db, MODELS)
+    failed = [r.test.name for r in build.test_results if not r.passed]
+    assert not failed, failed
+    # Six groups (four renderers, two author groups) x 17 rows for every file.
+    assert build.rows("raw_bot_accuracy_groups") == 3 * 6 * 17
+    assert build.rows("mart_bot_accuracy_groups") == 2 * 6 * 17
+
+    rows = _rows(
+        db,
+        "select * from mart_bot_accuracy_groups where corpus = 'real' and test_id = 'all' "
+        "order by breakdown, group_name",
+    )
+    assert {r["bot_version"] for r in rows} == {latest["bot_version"]}
+    by = {(r["breakdown"], r["group_name"]): r for r in rows}
+    assert list(by) == [
+        ("author", "ai"),
+        ("author", "human"),
+        ("renderer", "canvas"),
+        ("renderer", "dom"),
+        ("renderer", "svg"),
+        ("renderer", "webgl"),
+    ]
+    # Against tests/warehouse/accuracy_files.py: the false FAIL is a canvas game's, by an
+    # agent; the false PASS the WebGL game's, by a person; the INCONCLUSIVE the DOM game's.
+    canvas, webgl = by[("renderer", "canvas")], by[("renderer", "webgl")]
+    assert (canvas["n_games"], canvas["n_verdicts"], canvas["false_fail"]) == (3, 48, 1)
+    assert canvas["agreement"] == pytest.approx(47 / 48)
+    assert (webgl["false_pass"], webgl["defects_caught"]) == (1, 0.0)
+    assert by[("renderer", "dom")]["inconclusive"] == 1
+    ai, human = by[("author", "ai")], by[("author", "human")]
+    assert (ai["n_games"], ai["false_fail"], ai["false_pass"]) == (3, 1, 0)
+    assert (human["n_games"], human["false_pass"], human["inconclusive"]) == (3, 1, 1)
+    # Figures as the file has them (nothing recomputed in SQL).
+    figures = latest["groups"]["renderer"]["canvas"]["overall"]
+    assert canvas["working_right"] == pytest.approx(figures["working_right"])
+
+    repo = _rows(
+        db,
+        "select group_name, n_games from mart_bot_accuracy_groups "
+        "where corpus = 'repo' and breakdown = 'renderer' and test_id = 'all' order by 1",
+    )
+    # Its five games: no-rotate-1, the WebGL one, is not among them.
+    assert [(r["group_name"], r["n_games"]) for r in repo] == [
+        ("canvas", 3),
+        ("dom", 1),
+        ("svg", 1),
+        ("webgl", 0),
+    ]
+
+
 def test_without_published_files_the_tables_exist_and_are_empty(tmp_path: Path) -> None:
     store = ArtifactStore(tmp_path / "artifacts")
     db = tmp_path / "w.duckdb"
     build = build_warehouse(store, db, MODELS)
     assert build.rows("raw_bot_accuracy") == 0 and build.rows("mart_bot_accuracy") == 0
+    assert build.rows("raw_bot_accuracy_groups") == build.rows("mart_bot_accuracy_groups") == 0
     columns = {r["column_name"] for r in _rows(db, "describe mart_bot_accuracy")}
     assert {
         "bot_version",
@@ -101,3 +166,22 @@ def test_without_published_files_the_tables_exist_and_are_empty(tmp_path: Path) 
         "false_fail",
         "inconclusive",
     } <= columns
+
+
+def test_the_effects_analysis_reads_the_accuracy_per_renderer_it_cites(tmp_path: Path) -> None:
+    from bench_pipeline.analysis.stage import read_bot_accuracy
+
+    store = ArtifactStore(tmp_path / "artifacts")
+    db = tmp_path / "w.duckdb"
+    build_warehouse(store, db, MODELS)
+    assert read_bot_accuracy(db) is None  # nothing published: nothing to cite
+    write_accuracy_file(store.root, "real-tune.json")
+    write_accuracy_file(store.root, "real-heldout.json", split="heldout", games=5)
+    build_warehouse(store, db, MODELS)
+    accuracy = read_bot_accuracy(db)
+    # The held-out games are the fair measure: they are cited when published.
+    assert accuracy is not None and (accuracy.corpus, accuracy.split) == ("real", "heldout")
+    # Its five games: three canvas, one DOM, one SVG; no WebGL game, so no WebGL figure.
+    assert sorted(accuracy.renderers) == ["canvas", "dom", "svg"]
+    assert accuracy.renderers["canvas"].n_verdicts == 48
+    assert accuracy.figures("dom") == "dom 94 % right, 6 % INCONCLUSIVE"

@@ -118,3 +118,19 @@ def test_query_is_read_only(store: ArtifactStore, tmp_path: Path) -> None:
 def test_query_without_warehouse_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="make run"):
         query(tmp_path / "none.duckdb", "select 1")
+
+
+def test_an_analysis_mart_written_before_a_column_existed_gets_it(
+    store: ArtifactStore, tmp_path: Path
+) -> None:
+    db = tmp_path / "w.duckdb"
+    build_warehouse(store, db, settings.sql_models_dir())
+    with duckdb.connect(str(db)) as con:  # as an older analysis wrote it: no instrument_*
+        con.execute("insert into mart_main_effects (experiment, metric) values ('x', 'score')")
+        for column in ("instrument_suspect", "instrument_note", "instrument_axis"):
+            con.execute(f"alter table mart_main_effects drop column {column}")
+    build_warehouse(store, db, settings.sql_models_dir())
+    _, rows = query(
+        db, "select experiment, instrument_suspect, instrument_note from mart_main_effects"
+    )
+    assert rows == [("x", None, None)]  # the rows kept, the new columns NULL

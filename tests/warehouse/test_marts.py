@@ -216,3 +216,22 @@ def test_special_runs_are_what_the_marts_saw(warehouse: tuple[Path, pd.DataFrame
     assert fct.loc[AGENT_FAILED, "status"] == "failed"
     assert not fct.loc[AGENT_FAILED, "build_ok"]
     assert fct.loc[AGENT_FAILED, "score"] == 5.0  # gameplay 0, quality 10: scored, not NULL
+
+
+def test_inconclusive_share_is_the_share_of_the_written_verdicts(
+    warehouse: tuple[Path, pd.DataFrame],
+) -> None:
+    db, runs = warehouse
+    built = _frame(db, "select run_id, inconclusive_share, renderer from fct_runs").set_index(
+        "run_id"
+    )
+    evaluated = runs[runs["verdicts"].notna()]
+    assert len(evaluated) > 10
+    for run_id, verdicts in zip(evaluated["run_id"], evaluated["verdicts"], strict=True):
+        share = sum(v == "INCONCLUSIVE" for v in verdicts.values()) / 16
+        assert built.loc[run_id, "inconclusive_share"] == pytest.approx(share), run_id
+        assert built.loc[run_id, "renderer"] == "canvas"
+    # Not evaluated (pending, or the bot has not run yet): not measured, never 0.
+    for run_id in (PENDING, UNSCORED):
+        assert pd.isna(built.loc[run_id, "inconclusive_share"]), run_id
+    assert built["inconclusive_share"].dropna().between(0, 1).all()
