@@ -104,50 +104,80 @@ def key_from_code(code: int, keypress: bool = False) -> str | None:
 
 
 # ---- roles ---------------------------------------------------------------------------
-# Matched on the lower-cased text of a branch, in ROLES order: the first that matches is
-# the hint (a hard drop's loop moves down too; a rotation may kick left or right).
-_ROLE_PATTERNS: dict[str, re.Pattern[str]] = {
-    "hard_drop": re.compile(
+# Matched on the lower-cased text of a branch, in this order; the first that matches is
+# the hint. Names first (a hard drop's loop moves down too; a rotation may kick left or
+# right in a loop), then loops (a key whose branch loops is a hard drop), then moves.
+_NAMED_ROLES: list[tuple[str, re.Pattern[str]]] = [
+    ("hard_drop", re.compile(
         r"hard_?drop|instant_?drop|drop_?to_?bottom|drop_?down|drop_?all|full_?drop|quick_?drop"
-        r"|fast_?drop|slam|sonic|['\"]hard"
-        r"|while\s*\([^)]{0,80}\)\s*\{?[^}]{0,80}?(?:\by\s*\+\+|\+\+\s*[\w.$]*\by\b|\by\s*\+=\s*1\b"
-        r"|\brow\s*\+\+|move_?down|(?<![a-z_])down\s*\(|(?<![a-z_])drop\w*\s*\(|\.y\s*\+\s*1)"
-    ),
-    "rotate": re.compile(r"rotat|(?<![a-z_])turn|(?<![a-z_])spin|\bc?cw\b|clockwise"),
-    "left": re.compile(
-        r"move_?left|(?<![a-z_.])left\b|['\"]left['\"]|(?:\b|\.)x\s*-=\s*1\b|(?:\b|\.)x\s*--"
-        r"|--\s*[\w.$]*\bx\b|(?:\b|\.)x\s*-\s*1\b|\bcol\w*\s*-\s*1\b|\bcol\w*\s*--|\bdx\s*=\s*-\s*1\b"
-        r"|(?:move|shift|slide|go|step|try\w*)\w*\s*\(\s*-\s*1\b|\(\s*-\s*1\s*,\s*0\s*\)"
-    ),
-    "right": re.compile(
-        r"move_?right|(?<![a-z_.])right\b|['\"]right['\"]|(?:\b|\.)x\s*\+=\s*1\b|(?:\b|\.)x\s*\+\+"
-        r"|\+\+\s*[\w.$]*\bx\b|(?:\b|\.)x\s*\+\s*1\b|\bcol\w*\s*\+\s*1\b|\bcol\w*\s*\+\+|\bdx\s*=\s*\+?1\b"
-        r"|(?:move|shift|slide|go|step|try\w*)\w*\s*\(\s*\+?1\s*[,)]|\(\s*1\s*,\s*0\s*\)"
-    ),
-    "down": re.compile(
-        r"move_?down|soft_?drop|(?<![a-z_.])down\b|['\"]down['\"]|(?<![a-z_])drop\w*\s*\("
+        r"|fast_?drop|slam|sonic|ghost|['\"]hard|(?<![a-z_])hard\w*\s*\(")),
+    ("rotate", re.compile(r"rotat|(?<![a-z_])turn|(?<![a-z_])spin|\bc?cw\b|clockwise")),
+    ("hard_drop", re.compile(r"\bwhile\s*\(|\bfor\s*\(\s*;\s*;|\bdo\s*\{")),
+]  # fmt: skip
+_MOVE_ROLES: list[tuple[str, re.Pattern[str]]] = [
+    ("left", re.compile(
+        r"move_?left|(?<![a-z_.])left\b|(?<![a-z_])left\w*\s*\(|['\"]left['\"]|(?:\b|\.)x\s*-=\s*1\b"
+        r"|(?:\b|\.)x\s*--|--\s*[\w.$]*\bx\b|(?:\b|\.)x\s*-\s*1\b|\bcol\w*\s*-\s*1\b|\bcol\w*\s*--"
+        r"|\bdx\s*=\s*-\s*1\b|[\w$]\s*\(\s*-\s*1\s*\)")),
+    ("right", re.compile(
+        r"move_?right|(?<![a-z_.])right\b|(?<![a-z_])right\w*\s*\(|['\"]right['\"]|(?:\b|\.)x\s*\+=\s*1\b"
+        r"|(?:\b|\.)x\s*\+\+|\+\+\s*[\w.$]*\bx\b|(?:\b|\.)x\s*\+\s*1\b|\bcol\w*\s*\+\s*1\b|\bcol\w*\s*\+\+"
+        r"|\bdx\s*=\s*\+?1\b|[\w$]\s*\(\s*\+?1\s*\)")),
+    ("down", re.compile(
+        r"move_?down|soft\w*|(?<![a-z_.])down\b|(?<![a-z_])down\w*\s*\(|['\"]down['\"]|(?<![a-z_])drop\w*\s*\("
         r"|(?:\b|\.)y\s*\+=\s*1\b|(?:\b|\.)y\s*\+\+|\+\+\s*[\w.$]*\by\b|(?:\b|\.)y\s*\+\s*1\b"
-        r"|\brow\w*\s*\+\s*1\b|\brow\w*\s*\+\+|\(\s*0\s*,\s*1\s*\)|\bfall\w*\s*\("
-    ),
-    "pause": re.compile(
-        r"pause|\bresume\w*\s*\(|\bsuspend"
-    ),
-    "start": re.compile(
+        r"|\brow\w*\s*\+\s*1\b|\brow\w*\s*\+\+|\bfall\w*\s*\(|\bstep\s*\(")),
+]  # fmt: skip
+_OTHER_ROLES: list[tuple[str, re.Pattern[str]]] = [
+    ("pause", re.compile(r"pause|\bresume\w*\s*\(|\bsuspend")),
+    ("start", re.compile(
         r"(?<![a-z_])(?:start|begin|restart|newgame|new_game|startgame|init(?:game)?)\w*\s*\("
         r"|\b(?:game_?)?(?:started|running|playing|isplaying|isrunning|isstarted|gamestarted|inplay)\s*=\s*(?:true|!0|1)\b"
-        r"|\bgame_?over\s*=\s*(?:false|!1|0)\b|\b(?:state|mode|screen|phase)\s*=\s*['\"](?:play|run|game)"
-    ),
-}
+        r"|\bgame_?over\s*=\s*(?:false|!1|0)\b|\b(?:state|mode|screen|phase|status)\s*=\s*['\"](?:play|run|game)")),
+]  # fmt: skip
+# A move by a vector, `move(-1, 0)`, `tryMove(0, 1)`: which number is x is read from the
+# called function's parameter names where it can be found (`shift(dr, dc)` is row first).
+_VECTOR = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\s*([-+]?\s*[01])\s*,\s*([-+]?\s*[01])\s*[,)]")
+_ROW_FIRST = re.compile(r"^(?:d?y|d?r(?:ow)?s?|dr|dy|row\w*|y\w*|r)$", re.I)
 
 
-def roles_of(text: str) -> list[tuple[str, str]]:
-    """The roles `text` suggests, best first, each with the words that suggest it."""
+def _vector_role(text: str, index: ScriptIndex | None, sid: str) -> tuple[str, str] | None:
+    for m in _VECTOR.finditer(text):
+        a, b = int(m.group(2).replace(" ", "")), int(m.group(3).replace(" ", ""))
+        if a == b == 0:
+            continue
+        dx, dy = a, b
+        if index is not None:
+            for csid, pos in index.definitions(sid, m.group(1), limit=1):
+                fn = function_at(index.scripts[csid].source, pos, max_chars=2000)
+                if fn is not None and len(fn.params) >= 2 and _ROW_FIRST.match(fn.params[0]):
+                    dx, dy = b, a
+        role = "left" if dx < 0 else "right" if dx > 0 else "down" if dy > 0 else None
+        if role:
+            return role, m.group(0)
+    return None
+
+
+def roles_of(text: str, index: ScriptIndex | None = None, sid: str = "") -> list[tuple[str, str]]:
+    """The roles `text` suggests, best first, each with the code that suggests it."""
     low = text.lower()
-    out = []
-    for role in ROLES:
-        m = _ROLE_PATTERNS[role].search(low)
-        if m:
+    out: list[tuple[str, str]] = []
+
+    def add(role: str, m: re.Match[str]) -> None:
+        if role not in [r for r, _ in out]:
             out.append((role, text[m.start() : m.end() + 24].strip()[:60]))
+
+    for role, pattern in _NAMED_ROLES:
+        m = pattern.search(low)
+        if m:
+            add(role, m)
+    vector = _vector_role(text, index, sid)
+    if vector and vector[0] not in [r for r, _ in out]:
+        out.append(vector)
+    for role, pattern in _MOVE_ROLES + _OTHER_ROLES:
+        m = pattern.search(low)
+        if m:
+            add(role, m)
     return out
 
 
@@ -155,7 +185,7 @@ def roles_in(text: str, called: list[str], index: ScriptIndex, sid: str) -> list
     """The roles of a branch's text; where it says nothing (`act()`, `game.tick()`) or
     only calls a bare `drop()` (a soft or a hard drop), the first lines of the functions
     it calls decide."""
-    found = roles_of(text)
+    found = roles_of(text, index, sid)
     vague = not found or (found[0][0] == "down" and re.search(r"(?<![a-z_])drop\s*\(", text.lower()))
     if not vague:
         return found
@@ -167,7 +197,7 @@ def roles_in(text: str, called: list[str], index: ScriptIndex, sid: str) -> list
             if fn is None:
                 continue
             body = index.scripts[csid].source[fn.body_start : min(fn.body_end, fn.body_start + 400)]
-            inner = [(r, f"{name}(): {e}") for r, e in roles_of(body)]
+            inner = [(r, f"{name}(): {e}") for r, e in roles_of(body, index, csid)]
             if inner and (not found or inner[0][0] == "hard_drop"):
                 return inner
     return found
@@ -185,6 +215,7 @@ class KeyHit:
     script_id: str = ""
     offset: int = -1
     negated: bool = False  # `!==`: handled, but the branch is what the others do
+    branch: str = ""  # the code the key's branch runs (the start of it)
 
 
 @dataclass
@@ -219,7 +250,7 @@ LIBRARY_URL = re.compile(
 @dataclass
 class HandlerResult:
     hits: list[KeyHit] = field(default_factory=list)
-    held: set[str] = field(default_factory=set)  # names of held-key maps or sets
+    held: dict[str, str] = field(default_factory=dict)  # held-key maps or sets: name -> kind
     notes: list[str] = field(default_factory=list)
     unresolved: list[str] = field(default_factory=list)  # callees given the event, not found
     queued: bool = False  # the event is pushed into a queue (Phaser-style)
@@ -358,7 +389,7 @@ class HandlerReader:
             if hit is not None:
                 result.hits.append(hit)
             if held:
-                result.held.add(held)
+                result.held.setdefault(held[0], held[1])
         if region.pushes_event():
             result.queued = True
         for hit in result.hits:
@@ -387,6 +418,44 @@ class HandlerReader:
                 n, prop = d.split("=")
                 c_aliases[n] = _KEY_PROPS.get(prop, "name")
             self._region(callee, cfn, c_events or {"\0"}, c_aliases, event_type, result, depth + 1)
+
+
+    def held_loops(self, script_id: str, name: str, kind: str, result: HandlerResult) -> None:
+        """Loops over a held-key set or map (`for (const code of held) act(code)`,
+        `held.forEach(k => ...)`, `for (k in keys)`): their bodies read with the loop
+        variable as the key."""
+        if not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
+            return
+        n = re.escape(name)
+        loop = re.compile(
+            rf"for\s*\(\s*(?:const|let|var)?\s*([A-Za-z_$][\w$]*)\s+(?:of|in)\s+(?:Object\.keys\(\s*)?(?:[\w$]+\.)*{n}\s*\)?\s*\)"
+            rf"|(?<![\w$]){n}\s*\.\s*forEach\s*\(\s*"
+        )
+        self._visited = getattr(self, "_visited", set())
+        self._callees = getattr(self, "_callees", 0)
+        found = 0
+        for script in self.index.frame_scripts(script_id):
+            for m in loop.finditer(script.source):
+                found += 1
+                if found > 4:
+                    return
+                if m.group(1):
+                    toks = lex(script.source, m.end(), max_chars=20_000)
+                    if not toks:
+                        continue
+                    match = match_brackets(toks)
+                    if toks[0].text == "{" and match[0] > 0:
+                        fn = Function(m.end(), toks[0].start, toks[match[0]].end, ())
+                    else:
+                        end = next((u.end for u in toks if u.text == ";"), toks[-1].end)
+                        fn = Function(m.end(), toks[0].start, end, ())
+                    aliases = {m.group(1): kind}
+                else:
+                    cb = function_at(script.source, m.end(), max_chars=20_000)
+                    if cb is None or not cb.params or not cb.params[0]:
+                        continue
+                    fn, aliases = cb, {cb.params[0]: kind}
+                self._region(script, fn, {"\0"}, aliases, "keydown", result, 1)
 
 
 def offset_of(src: str, line: int, column: int) -> int:
@@ -544,10 +613,11 @@ class _Region:
             if key is None:
                 continue
             negated = t[k].text.startswith("!")
-            roles = [] if negated else self._roles(self._branch_after(b), index, sid)
-            if not roles and "." in lit[1]:
+            span = None if negated else self._branch_after(b)
+            roles = self._roles(span, index, sid)
+            if not roles and "." in lit[1] and not negated:
                 roles = [(r, f"bound as {lit[1]}") for r, _ in roles_of(lit[1].split(".")[-1])]
-            hits.append(KeyHit(key, lit[1], "compare", roles, sid, t[k].start, negated))
+            hits.append(KeyHit(key, lit[1], "compare", roles, sid, t[k].start, negated, self._text(span)))
         return hits
 
     def _operand_start(self, i: int) -> int:
@@ -647,6 +717,9 @@ class _Region:
             i += 1
         return start, i
 
+    def _text(self, span: tuple[int, int] | None) -> str:
+        return text_of(self.src, self.toks, span[0], span[1], 200) if span else ""
+
     def _roles(self, span: tuple[int, int] | None, index: ScriptIndex, sid: str) -> list[tuple[str, str]]:
         if span is None or span[0] >= span[1]:
             return []
@@ -678,21 +751,30 @@ class _Region:
                     if lit is not None:
                         key = self._key(lit[0], kind)
                         if key is not None:
-                            roles = self._roles(self._case_body(colon + 1), index, sid)
+                            span = self._case_body(colon + 1)
+                            roles = self._roles(span, index, sid)
                             if not roles and "." in lit[1]:
                                 roles = [(r, f"bound as {lit[1]}") for r, _ in roles_of(lit[1].split(".")[-1])]
-                            hits.append(KeyHit(key, lit[1], "case", roles, sid, t[i].start))
+                            hits.append(KeyHit(key, lit[1], "case", roles, sid, t[i].start, branch=self._text(span)))
                     i = colon + 1
                     continue
                 i += 1
         return hits
 
     # -- maps, lists, held keys ------------------------------------------------------------
-    def lookups(self, index: ScriptIndex, sid: str) -> list[tuple[KeyHit | None, str | None]]:
+    def lookups(self, index: ScriptIndex, sid: str) -> list[tuple[KeyHit | None, tuple[str, str] | None]]:
         t = self.toks
-        out: list[tuple[KeyHit | None, str | None]] = []
+        out: list[tuple[KeyHit | None, tuple[str, str] | None]] = []
         for k in range(1, self.n - 1):
             u = t[k]
+            if u.text == "[" and self.match[k] > k and t[k - 1].text == "}" and 0 <= self.match[k - 1] < k:
+                # `{ArrowLeft: game.left, " ": game.hard}[e.key]`: a map written in place.
+                kind = self._has_keyref(k + 1, self.match[k])
+                if kind:
+                    props = object_props(self.src, t[self.match[k - 1]].start)
+                    rows = [(string_value(p.key) or p.key.text, p.key.kind, p.value_start, p.value) for p in props if not p.computed]
+                    out += [(h, None) for h in self._prop_hits(index, sid, rows, kind)]
+                continue
             if u.text == "[" and self.match[k] > k and (t[k - 1].kind == "id" or t[k - 1].text in ("]", ")")):
                 close = self.match[k]
                 kind = self._has_keyref(k + 1, close)
@@ -701,7 +783,7 @@ class _Region:
                 name = t[k - 1].text
                 nxt = t[close + 1].text if close + 1 < self.n else ""
                 if nxt in ("=", "+=", "|=", "||=", "??="):
-                    out.append((None, name))
+                    out.append((None, (name, kind)))
                     # A held map given its keys up front (`keys = {ArrowLeft: false}`).
                     continue
                 out += [(h, None) for h in self._map_hits(index, sid, name, kind)]
@@ -713,7 +795,7 @@ class _Region:
                 owner = t[k - 2]
                 if u.text in ("add", "set"):
                     if owner.kind == "id":
-                        out.append((None, owner.text))
+                        out.append((None, (owner.text, kind)))
                 elif u.text == "get" and owner.kind == "id":
                     out += [(h, None) for h in self._map_hits(index, sid, owner.text, kind)]
                 elif owner.text == "]" and self.match[k - 2] >= 0:
@@ -734,8 +816,11 @@ class _Region:
         return out
 
     def _map_hits(self, index: ScriptIndex, sid: str, name: str, kind: str) -> list[KeyHit]:
+        return self._prop_hits(index, sid, index.object_props(sid, name), kind)
+
+    def _prop_hits(self, index: ScriptIndex, sid: str, props: list[tuple[str, str, int, str]], kind: str) -> list[KeyHit]:
         hits = []
-        for raw, key_kind, pos, value in index.object_props(sid, name):
+        for raw, key_kind, pos, value in props:
             if key_kind == "computed":
                 toks = lex(raw, 0, max_chars=200)
                 path = [u.text for u in toks if u.kind == "id"]
@@ -749,7 +834,7 @@ class _Region:
                 # A value that names a function (`' ': drop`) is read as a call of it.
                 ref = re.fullmatch(r"(?:[\w$]+\.)*([A-Za-z_$][\w$]*)", value.strip())
                 roles = roles_in(value + "()" if ref else value, [ref.group(1)] if ref else re.findall(r"([A-Za-z_$][\w$]*)\s*\(", value), index, sid)
-                hits.append(KeyHit(key, raw, "map", roles, sid, pos))
+                hits.append(KeyHit(key, raw, "map", roles, sid, pos, branch=value[:200]))
         return hits
 
     def _array_hits(self, index: ScriptIndex, sid: str, name: str, kind: str) -> list[KeyHit]:

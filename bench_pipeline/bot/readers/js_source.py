@@ -305,7 +305,7 @@ def definition_sites(src: str, name: str, limit: int = 4) -> list[int]:
     pattern = re.compile(
         rf"function\s*\*?\s*{n}\s*(?=\()"
         rf"|(?<![\w$]){n}\s*(?:=(?![=>])|:)\s*(?:async\s+)?(?:function\b\s*\*?\s*[\w$]*\s*(?=\()|(?=\([^()]*\)\s*=>)|(?=[A-Za-z_$][\w$]*\s*=>))"
-        rf"|(?:^|(?<=[;{{}},\s]))(?:static\s+|async\s+)*{n}\s*(?=\([^()]*\)\s*\{{)"
+        rf"|(?:^|(?<=[;{{}},\s]))(?:static\s+|async\s+)*\#?{n}\s*(?=\([^()]*\)\s*\{{)"
     )
     out: list[int] = []
     for m in pattern.finditer(src):
