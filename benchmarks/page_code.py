@@ -95,11 +95,12 @@ def corpus_games(corpus: Path, split: str) -> list[Game]:
     return games
 
 
-def click_label(start: str) -> str | None:
-    """The element a `click:` start names (the last click of `overlay:X then click:Y`)."""
+def click_labels(start: str) -> list[str]:
+    """The elements a `click:` start names; for `overlay:X then click:Y`, both steps (the
+    first candidate may rightly be the first step)."""
     if "click:" not in start:
-        return None
-    return start.rsplit("click:", 1)[1].strip()
+        return []
+    return [step.split(":", 1)[1].strip() for step in start.split(" then ") if step.startswith(("click:", "overlay:"))]
 
 
 def _matches(page: Any, cand: StartCandidate, label: str) -> bool:
@@ -139,6 +140,11 @@ def measure(browser: Any, game: Game, reports: dict[str, Any]) -> Row:
             report = read_listeners(page, cdp)
             cands = start_candidates(page, cdp, report)
             row.ms = (time.monotonic() - began) * 1000
+            if not cands and not report.keys:
+                # A loader still showing (sounds, a letter animation): read once more later.
+                page.wait_for_timeout(2500)
+                report = read_listeners(page, cdp)
+                cands = start_candidates(page, cdp, report)
             row.failures = report.failures
             row.top = [f"{c.action}:{c.key or c.selector}{'@' + '/'.join(c.frame) if c.frame else ''} {c.name[:20]!r} {c.score:.1f}" for c in cands[:3]]
             found = set(report.key_names())
@@ -146,11 +152,11 @@ def measure(browser: Any, game: Game, reports: dict[str, Any]) -> Row:
                 if key in found:
                     row.found += 1
             _roles(row, report, labelled)
-            label = click_label(game.start)
-            if label:
+            labels = click_labels(game.start)
+            if labels:
                 row.start_checked = True
                 for rank, cand in enumerate(cands[:3], 1):
-                    if _matches(page, cand, label):
+                    if any(_matches(page, cand, label) for label in labels):
                         row.start_rank = rank
                         break
             after = set(found)

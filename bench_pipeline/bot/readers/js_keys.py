@@ -104,30 +104,37 @@ def key_from_code(code: int, keypress: bool = False) -> str | None:
 
 
 # ---- roles ---------------------------------------------------------------------------
-# Matched on the lower-cased text of a branch, in this order; the first that matches is
-# the hint. Names first (a hard drop's loop moves down too; a rotation may kick left or
-# right in a loop), then loops (a key whose branch loops is a hard drop), then moves.
+# Matched on the lower-cased text of a branch. Names first (a hard drop's loop moves down
+# too; a rotation may kick left or right in a loop), then loops (a key whose branch loops
+# is a hard drop), then moves: the earliest move in the branch (`x += 1` before the
+# `x -= 1` that undoes a move into a wall), then a bare call with -1 or 1 (`lado(-1)`).
 _NAMED_ROLES: list[tuple[str, re.Pattern[str]]] = [
     ("hard_drop", re.compile(
         r"hard_?drop|instant_?drop|drop_?to_?bottom|drop_?down|drop_?all|full_?drop|quick_?drop"
-        r"|fast_?drop|slam|sonic|ghost|['\"]hard|(?<![a-z_])hard\w*\s*\(")),
-    ("rotate", re.compile(r"rotat|(?<![a-z_])turn|(?<![a-z_])spin|\bc?cw\b|clockwise")),
+        r"|fast_?drop|slam|sonic|['\"]hard|(?<![a-z_])hard\w*\s*\(|(?:\by|row)\s*=\s*[\w.$]*ghost"
+        r"|=\s*[\w.$]*ghost\w*\s*\(")),
+    ("rotate", re.compile(
+        r"(?<![a-z_])\w*(?:rotat|rota[rc]|gira|dreh|tourn|turn|spin)\w*\s*\("
+        r"|rotat\w*\s*(?:\+\+|--|[+-]=)|\bc?cw\b|clockwise|['\"]rotat")),
     ("hard_drop", re.compile(r"\bwhile\s*\(|\bfor\s*\(\s*;\s*;|\bdo\s*\{")),
 ]  # fmt: skip
 _MOVE_ROLES: list[tuple[str, re.Pattern[str]]] = [
     ("left", re.compile(
         r"move_?left|(?<![a-z_.])left\b|(?<![a-z_])left\w*\s*\(|['\"]left['\"]|(?:\b|\.)x\s*-=\s*1\b"
         r"|(?:\b|\.)x\s*--|--\s*[\w.$]*\bx\b|(?:\b|\.)x\s*-\s*1\b|\bcol\w*\s*-\s*1\b|\bcol\w*\s*--"
-        r"|\bdx\s*=\s*-\s*1\b|[\w$]\s*\(\s*-\s*1\s*\)")),
+        r"|\bcol\w*\s*-=\s*1\b|\bdx\s*=\s*-\s*1\b")),
     ("right", re.compile(
         r"move_?right|(?<![a-z_.])right\b|(?<![a-z_])right\w*\s*\(|['\"]right['\"]|(?:\b|\.)x\s*\+=\s*1\b"
         r"|(?:\b|\.)x\s*\+\+|\+\+\s*[\w.$]*\bx\b|(?:\b|\.)x\s*\+\s*1\b|\bcol\w*\s*\+\s*1\b|\bcol\w*\s*\+\+"
-        r"|\bdx\s*=\s*\+?1\b|[\w$]\s*\(\s*\+?1\s*\)")),
+        r"|\bcol\w*\s*\+=\s*1\b|\bdx\s*=\s*\+?1\b")),
     ("down", re.compile(
         r"move_?down|soft\w*|(?<![a-z_.])down\b|(?<![a-z_])down\w*\s*\(|['\"]down['\"]|(?<![a-z_])drop\w*\s*\("
         r"|(?:\b|\.)y\s*\+=\s*1\b|(?:\b|\.)y\s*\+\+|\+\+\s*[\w.$]*\by\b|(?:\b|\.)y\s*\+\s*1\b"
         r"|\brow\w*\s*\+\s*1\b|\brow\w*\s*\+\+|\bfall\w*\s*\(|\bstep\s*\(")),
 ]  # fmt: skip
+# Calls with -1 or 1 that move nothing.
+_NOT_MOVES = re.compile(r"score|point|level|line|sound|play|volume|speed|add|inc|sleep|wait|fill|slice|substr|splice|charat|array", re.I)
+_UNIT_CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\s*([-+]?)\s*1\s*\)")
 _OTHER_ROLES: list[tuple[str, re.Pattern[str]]] = [
     ("pause", re.compile(r"pause|\bresume\w*\s*\(|\bsuspend")),
     ("start", re.compile(
@@ -135,69 +142,92 @@ _OTHER_ROLES: list[tuple[str, re.Pattern[str]]] = [
         r"|\b(?:game_?)?(?:started|running|playing|isplaying|isrunning|isstarted|gamestarted|inplay)\s*=\s*(?:true|!0|1)\b"
         r"|\bgame_?over\s*=\s*(?:false|!1|0)\b|\b(?:state|mode|screen|phase|status)\s*=\s*['\"](?:play|run|game)")),
 ]  # fmt: skip
-# A move by a vector, `move(-1, 0)`, `tryMove(0, 1)`: which number is x is read from the
-# called function's parameter names where it can be found (`shift(dr, dc)` is row first).
-_VECTOR = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\s*([-+]?\s*[01])\s*,\s*([-+]?\s*[01])\s*[,)]")
-_ROW_FIRST = re.compile(r"^(?:d?y|d?r(?:ow)?s?|dr|dy|row\w*|y\w*|r)$", re.I)
+# A move by a vector, `move(-1, 0)`, `tryMove(0, 1)`, `with_(cur, 0, 1, 0)`: which number
+# is x is read from the called function's parameter names where it can be found
+# (`shift(dr, dc)` is row first).
+_CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(([^()]{0,80})\)")
+_UNIT = re.compile(r"\s*([-+]?)\s*([01])\s*")
+_ROW_FIRST = re.compile(r"^(?:d?y\w*|d?r(?:ow)?s?|dr|row\w*|r)$", re.I)
 
 
-def _vector_role(text: str, index: ScriptIndex | None, sid: str) -> tuple[str, str] | None:
-    for m in _VECTOR.finditer(text):
-        a, b = int(m.group(2).replace(" ", "")), int(m.group(3).replace(" ", ""))
-        if a == b == 0:
+def _vector_role(text: str, index: ScriptIndex | None, sid: str) -> tuple[str, str, int] | None:
+    for m in _CALL.finditer(text):
+        if _NOT_MOVES.search(m.group(1)):
             continue
-        dx, dy = a, b
-        if index is not None:
-            for csid, pos in index.definitions(sid, m.group(1), limit=1):
-                fn = function_at(index.scripts[csid].source, pos, max_chars=2000)
-                if fn is not None and len(fn.params) >= 2 and _ROW_FIRST.match(fn.params[0]):
-                    dx, dy = b, a
-        role = "left" if dx < 0 else "right" if dx > 0 else "down" if dy > 0 else None
-        if role:
-            return role, m.group(0)
+        args = m.group(2).split(",")
+        units = [_UNIT.fullmatch(a) for a in args]
+        for i in range(len(args) - 1):
+            if not (units[i] and units[i + 1]):
+                continue
+            a, b = (int(u.group(1) + u.group(2)) for u in (units[i], units[i + 1]))  # type: ignore[union-attr]
+            if a == b == 0:
+                break  # `with_(p, 0, 0, 1)`: no move (a turn, by the third number)
+            dx, dy = a, b
+            if index is not None:
+                for csid, pos in index.definitions(sid, m.group(1), limit=1):
+                    fn = function_at(index.scripts[csid].source, pos, max_chars=2000)
+                    if fn is not None and len(fn.params) > i + 1 and _ROW_FIRST.match(fn.params[i]):
+                        dx, dy = b, a
+            role = "left" if dx < 0 else "right" if dx > 0 else "down" if dy > 0 else None
+            if role:
+                return role, m.group(0)[:60], m.start()
+            break
     return None
 
 
-def roles_of(text: str, index: ScriptIndex | None = None, sid: str = "") -> list[tuple[str, str]]:
-    """The roles `text` suggests, best first, each with the code that suggests it."""
+def roles_of(text: str, index: ScriptIndex | None = None, sid: str = "", loops: bool = True) -> list[tuple[str, str]]:
+    """The roles `text` suggests, best first, each with the code that suggests it
+    (`loops`: a loop means a hard drop; not in the body of a function the branch calls,
+    where a loop may be anything, a line clear)."""
     low = text.lower()
     out: list[tuple[str, str]] = []
 
-    def add(role: str, m: re.Match[str]) -> None:
+    def add(role: str, start: int, end: int) -> None:
         if role not in [r for r, _ in out]:
-            out.append((role, text[m.start() : m.end() + 24].strip()[:60]))
+            out.append((role, text[start : end + 24].strip()[:60]))
 
-    for role, pattern in _NAMED_ROLES:
+    for role, pattern in _NAMED_ROLES if loops else _NAMED_ROLES[:2]:
         m = pattern.search(low)
         if m:
-            add(role, m)
+            add(role, m.start(), m.end())
+    moves: list[tuple[int, str, int]] = []
+    for role, pattern in _MOVE_ROLES:
+        m = pattern.search(low)
+        if m:
+            moves.append((m.start(), role, m.end()))
     vector = _vector_role(text, index, sid)
-    if vector and vector[0] not in [r for r, _ in out]:
-        out.append(vector)
-    for role, pattern in _MOVE_ROLES + _OTHER_ROLES:
+    if vector:
+        moves.append((vector[2], vector[0], vector[2] + len(vector[1])))
+    for start, role, end in sorted(moves):
+        add(role, start, end)
+    for m in _UNIT_CALL.finditer(text):
+        if not _NOT_MOVES.search(m.group(1)):
+            add("left" if m.group(2) == "-" else "right", m.start(), m.end())
+            break
+    for role, pattern in _OTHER_ROLES:
         m = pattern.search(low)
         if m:
-            add(role, m)
+            add(role, m.start(), m.end())
     return out
 
 
 def roles_in(text: str, called: list[str], index: ScriptIndex, sid: str) -> list[tuple[str, str]]:
-    """The roles of a branch's text; where it says nothing (`act()`, `game.tick()`) or
-    only calls a bare `drop()` (a soft or a hard drop), the first lines of the functions
-    it calls decide."""
+    """The roles of a branch's text; where it says nothing (`act()`, `game.tick()`) the
+    first lines of the functions it calls decide, and a bare `drop()` (a soft or a hard
+    drop) is a hard drop when that function loops."""
     found = roles_of(text, index, sid)
-    vague = not found or (found[0][0] == "down" and re.search(r"(?<![a-z_])drop\s*\(", text.lower()))
-    if not vague:
+    drop = bool(found) and found[0][0] == "down" and re.search(r"(?<![a-z_])drop\s*\(", text.lower())
+    if found and not drop:
         return found
     for name in called[:4]:
-        if name in _NOT_CALLEES:
+        if name in _NOT_CALLEES or (drop and "drop" not in name.lower()):
             continue
         for csid, pos in index.definitions(sid, name, limit=1):
             fn = function_at(index.scripts[csid].source, pos, max_chars=4000)
             if fn is None:
                 continue
             body = index.scripts[csid].source[fn.body_start : min(fn.body_end, fn.body_start + 400)]
-            inner = [(r, f"{name}(): {e}") for r, e in roles_of(body, index, csid)]
+            inner = [(r, f"{name}(): {e}") for r, e in roles_of(body, index, csid, loops=drop)]
             if inner and (not found or inner[0][0] == "hard_drop"):
                 return inner
     return found
@@ -326,6 +356,16 @@ class ScriptIndex:
                     toks = lex(value, 0, max_chars=80)
                     if len(toks) == 1 and toks[0].kind in ("str", "num"):
                         return toks[0]
+            # The object is out of reach (a module's export, a parameter): the property
+            # written with a literal anywhere in the frame's scripts.
+            prop = path[-1]
+            if re.fullmatch(r"[A-Za-z_$][\w$]*", prop) and len(prop) > 2:
+                pattern = re.compile(rf"(?<![\w$.])['\"]?{re.escape(prop)}['\"]?\s*:\s*('[^'\n]{{0,20}}'|\"[^\"\n]{{0,20}}\"|\d{{1,3}})\s*[,}}\n]")
+                for s in self.frame_scripts(script_id):
+                    m = pattern.search(s.source)
+                    if m:
+                        toks = lex(m.group(1))
+                        return toks[0] if toks else None
             return None
         name = path[0]
         if not re.fullmatch(r"[A-Za-z_$][\w$]*", name) or name in KEYWORDS:
@@ -349,12 +389,22 @@ class HandlerReader:
 
     def read(self, script_id: str, line: int, column: int, start_line: int, start_column: int,
              event_type: str = "keydown") -> HandlerResult:
+        """The handler at a listener's location (0-based line and column, in the page's
+        coordinates, the script starting at start_line:start_column)."""
         result = HandlerResult()
         script = self.index.scripts.get(script_id)
         if script is None:
             result.notes.append(f"script {script_id} not readable")
             return result
         offset = offset_of(script.source, line - start_line, column - (start_column if line == start_line else 0))
+        return self.read_at(script_id, offset, event_type, result)
+
+    def read_at(self, script_id: str, offset: int, event_type: str = "keydown", result: HandlerResult | None = None) -> HandlerResult:
+        """The handler whose function starts at `offset` of the script."""
+        result = result or HandlerResult()
+        script = self.index.scripts[script_id]
+        line = script.source.count("\n", 0, offset)
+        column = offset - (script.source.rfind("\n", 0, offset) + 1)
         fn = function_at(script.source, offset)
         if fn is None and offset == 0:
             # An attribute handler (`onkeydown="move(event)"`): the script is its body.
@@ -430,6 +480,7 @@ class HandlerReader:
         loop = re.compile(
             rf"for\s*\(\s*(?:const|let|var)?\s*([A-Za-z_$][\w$]*)\s+(?:of|in)\s+(?:Object\.keys\(\s*)?(?:[\w$]+\.)*{n}\s*\)?\s*\)"
             rf"|(?<![\w$]){n}\s*\.\s*forEach\s*\(\s*"
+            rf"|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:[\w$]+\.)*{n}\s*\.\s*(?:shift|pop)\s*\(\s*\)"
         )
         self._visited = getattr(self, "_visited", set())
         self._callees = getattr(self, "_callees", 0)
@@ -439,7 +490,20 @@ class HandlerReader:
                 found += 1
                 if found > 4:
                     return
-                if m.group(1):
+                if m.group(2):
+                    # `const key = queue.shift()`: the rest of that block reads the key.
+                    toks = lex(script.source, m.end(), max_chars=20_000)
+                    depth, end = 0, len(toks) - 1
+                    for i, u in enumerate(toks):
+                        depth += (u.text == "{") - (u.text == "}")
+                        if depth < 0:
+                            end = i - 1
+                            break
+                    if end < 0:
+                        continue
+                    fn = Function(m.end(), toks[0].start, toks[end].end, ())
+                    aliases = {m.group(2): kind}
+                elif m.group(1):
                     toks = lex(script.source, m.end(), max_chars=20_000)
                     if not toks:
                         continue
@@ -532,6 +596,13 @@ class _Region:
             for k in range(self.n - 2):
                 if t[k].kind == "id" and t[k + 1].text == "=" and (k == 0 or t[k - 1].text not in (".", "?.")):
                     end = self._expr_end(k + 2)
+                    # `var evt = e || window.event`: another name for the event.
+                    if t[k].text not in KEYWORDS and any(
+                        t[i].kind == "id" and t[i].text in self.events and (i + 1 >= self.n or t[i + 1].text not in (".", "?.", "["))
+                        for i in range(k + 2, end)
+                    ):
+                        self.events = self.events | {t[k].text}
+                        continue
                     kind = self._has_keyref(k + 2, end)
                     if kind and t[k].text not in self.events and t[k].text not in KEYWORDS:
                         self.aliases.setdefault(t[k].text, kind)
@@ -787,13 +858,13 @@ class _Region:
                     # A held map given its keys up front (`keys = {ArrowLeft: false}`).
                     continue
                 out += [(h, None) for h in self._map_hits(index, sid, name, kind)]
-            elif u.text in ("add", "set", "has", "get", "includes", "indexOf") and t[k - 1].text in (".", "?.") and t[k + 1].text == "(" and self.match[k + 1] > k:
+            elif u.text in ("add", "set", "push", "has", "get", "includes", "indexOf") and t[k - 1].text in (".", "?.") and t[k + 1].text == "(" and self.match[k + 1] > k:
                 close = self.match[k + 1]
                 kind = self._has_keyref(k + 2, close)
                 if not kind or k < 2:
                     continue
                 owner = t[k - 2]
-                if u.text in ("add", "set"):
+                if u.text in ("add", "set", "push"):
                     if owner.kind == "id":
                         out.append((None, (owner.text, kind)))
                 elif u.text == "get" and owner.kind == "id":
@@ -1016,3 +1087,67 @@ def scan_scripts(scripts: Iterable[Script], max_hits: int = 200) -> list[KeyHit]
         if len(hits) >= max_hits:
             break
     return hits[:max_hits]
+
+
+_QUERY = re.compile(
+    r"(?<![\w$])((?:is|was|just|key|get|check)?\w*?(?:down|pressed|held|released|press|triggered|tapped))\s*\(\s*"
+    r"('[^'\n]{1,14}'|\"[^\"\n]{1,14}\"|\d{1,3}|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*[,)]",
+    re.I,
+)
+_NOT_QUERIES = re.compile(r"^(?:move|drop|soft|hard|slide|fall|push|go|step|shift|on)", re.I)
+
+
+def key_queries(index: ScriptIndex, max_hits: int = 80) -> list[KeyHit]:
+    """Keys asked of an input helper (`input.isDown('ArrowLeft')`, `isPressed(KEY.UP)`,
+    `keyboard.justPressed(32)`), with the role of the branch each question guards."""
+    hits: list[KeyHit] = []
+    for s in index.scripts.values():
+        for m in _QUERY.finditer(s.source):
+            if _NOT_QUERIES.match(m.group(1)):
+                continue
+            raw = m.group(2)
+            if raw[0] in "'\"":
+                key = key_from_name(raw[1:-1])
+            elif raw.isdigit():
+                key = key_from_code(int(raw))
+            else:
+                lit = index.constant(s.script_id, raw.split("."))
+                v = string_value(lit) if lit is not None else None
+                num = number_value(lit) if lit is not None else None
+                key = key_from_name(v) if v is not None else key_from_code(num) if num is not None else None
+            if key is None:
+                continue
+            hits.append(KeyHit(key, raw, "query", _roles_at(index, s, m.start(), m.end()), s.script_id, m.start()))
+            if len(hits) >= max_hits:
+                return hits
+    return hits
+
+
+_BOUND = re.compile(
+    r"\.(?:on|bind|live|one)\s*\(\s*['\"][^'\"]*\b(keydown|keyup|keypress)\b[^'\"]*['\"]\s*,\s*(?:['\"][^'\"]*['\"]\s*,\s*)?"
+    r"|\.(keydown|keyup|keypress)\s*\(\s*(?=function|\(|[A-Za-z_$][\w$]*\s*=>)"
+)
+
+
+def bound_handlers(index: ScriptIndex, limit: int = 12) -> list[tuple[str, int, str]]:
+    """Keyboard handlers given to a library (`$(document).on('keydown', fn)`,
+    `$(window).keydown(fn)`): (script id, offset of the function, event type). The page's
+    listener is then the library's dispatcher, which holds no key."""
+    out: list[tuple[str, int, str]] = []
+    for s in index.scripts.values():
+        if LIBRARY_URL.search(s.url):
+            continue
+        for m in _BOUND.finditer(s.source):
+            event = m.group(1) or m.group(2)
+            pos = m.end()
+            name = re.match(r"[A-Za-z_$][\w$.]*(?=\s*[,)])", s.source[pos : pos + 80])
+            if name and not s.source.startswith("function", pos):
+                sites = index.definitions(s.script_id, name.group().split(".")[-1], limit=1)
+                if not sites:
+                    continue
+                out.append((sites[0][0], sites[0][1], event))
+            else:
+                out.append((s.script_id, pos, event))
+            if len(out) >= limit:
+                return out
+    return out

@@ -31,7 +31,9 @@ from bench_pipeline.bot.readers.js_keys import (
     KeyHit,
     Script,
     ScriptIndex,
+    bound_handlers,
     held_polls,
+    key_queries,
     offset_of,
     roles_of,
     scan_scripts,
@@ -620,7 +622,27 @@ def _keys(report: ListenerReport, state: _State) -> None:
             failed += 1
         report.handlers.append(HandlerInfo(lsn.type, selector, state.dom.frame_path(lsn.bid or lsn.frame_doc), where, sorted({h.key for h in found}), notes[:6]))
         hits += [(h, where) for h in found]
-    if game_handlers == 0 and not failed:
+    library = any("library" in f for f in report.failures)
+    if library or game_handlers == 0:
+        # Handlers given to a library (`$(document).on('keydown', fn)`): the page's
+        # listener is the library's dispatcher; the game's own functions are read.
+        for sid, offset, event in bound_handlers(state.index):
+            result = reader.read_at(sid, offset, event)
+            url = state.index.scripts[sid].url
+            where = f"{url.rsplit('/', 1)[-1] or url}@{offset} (bound through a library)"
+            found = list(result.hits)
+            for name, kind in sorted(result.held.items())[:4]:
+                reader.held_loops(sid, name, kind, result)
+                found += held_polls(state.index, sid, name)
+            found += [h for h in result.hits if h not in found]
+            report.handlers.append(HandlerInfo(event, "(library)", [], where, sorted({h.key for h in found}), []))
+            hits += [(h, where) for h in found]
+            game_handlers += 1
+    held = any(h.notes and any("held" in n for n in h.notes) for h in report.handlers)
+    if held or failed or game_handlers == 0 or len({h.key for h, _ in hits}) < 4:
+        # An input helper asked about keys (`input.isDown('ArrowLeft')`).
+        hits += [(h, "key query") for h in key_queries(state.index)]
+    if game_handlers == 0 and not failed and not hits:
         report.failures.append("no keyboard listener found (keys may be polled by a library or read from another frame)")
     if failed or len({h.key for h, _ in hits}) < 2:
         # The handlers did not explain the controls: what whole scripts compare is the
