@@ -65,7 +65,9 @@ class Row:
     wrong: int = 0
     wrong_detail: list[str] = field(default_factory=list)
     start_label: str = ""
-    start_rank: int | None = None  # 1-based rank of the labelled start element, None: not in the list
+    start_rank: int | None = (
+        None  # 1-based rank of the labelled start element, None: not in the list
+    )
     start_checked: bool = False
     ms: float = 0.0
     failures: list[str] = field(default_factory=list)
@@ -77,7 +79,14 @@ def repo_games() -> list[Game]:
     games = []
     for path in sorted(REPO_GAMES.glob("*/expected.json")):
         data = json.loads(path.read_text())
-        games.append(Game(path.parent.name, path.parent, str(data.get("start", "")), data.get("controls") or {}))
+        games.append(
+            Game(
+                path.parent.name,
+                path.parent,
+                str(data.get("start", "")),
+                data.get("controls") or {},
+            )
+        )
     return games
 
 
@@ -91,7 +100,9 @@ def corpus_games(corpus: Path, split: str) -> list[Game]:
         folder = (checkout / str(entry.get("serve") or ".")).resolve()
         if not folder.is_dir() or not folder.is_relative_to(checkout.resolve()):
             continue
-        games.append(Game(entry["id"], folder, str(entry.get("start", "")), entry.get("controls") or {}))
+        games.append(
+            Game(entry["id"], folder, str(entry.get("start", "")), entry.get("controls") or {})
+        )
     return games
 
 
@@ -100,7 +111,11 @@ def click_labels(start: str) -> list[str]:
     first candidate may rightly be the first step)."""
     if "click:" not in start:
         return []
-    return [step.split(":", 1)[1].strip() for step in start.split(" then ") if step.startswith(("click:", "overlay:"))]
+    return [
+        step.split(":", 1)[1].strip()
+        for step in start.split(" then ")
+        if step.startswith(("click:", "overlay:"))
+    ]
 
 
 def _matches(page: Any, cand: StartCandidate, label: str) -> bool:
@@ -108,7 +123,7 @@ def _matches(page: Any, cand: StartCandidate, label: str) -> bool:
         return False
     try:
         loc = locate(page, cand)
-        if label[:1] in "#." and " " not in label or label.startswith("#"):
+        if (label[:1] in "#." and " " not in label) or label.startswith("#"):
             return bool(
                 loc.evaluate(
                     "(el, sel) => { try { return el.matches(sel) || !!el.closest(sel) || !!el.querySelector(sel); } catch (e) { return false; } }",
@@ -146,11 +161,12 @@ def measure(browser: Any, game: Game, reports: dict[str, Any]) -> Row:
                 report = read_listeners(page, cdp)
                 cands = start_candidates(page, cdp, report)
             row.failures = report.failures
-            row.top = [f"{c.action}:{c.key or c.selector}{'@' + '/'.join(c.frame) if c.frame else ''} {c.name[:20]!r} {c.score:.1f}" for c in cands[:3]]
+            row.top = [
+                f"{c.action}:{c.key or c.selector}{'@' + '/'.join(c.frame) if c.frame else ''} {c.name[:20]!r} {c.score:.1f}"
+                for c in cands[:3]
+            ]
             found = set(report.key_names())
-            for role, key in labelled.items():
-                if key in found:
-                    row.found += 1
+            row.found = sum(1 for key in labelled.values() if key in found)
             _roles(row, report, labelled)
             labels = click_labels(game.start)
             if labels:
@@ -181,7 +197,9 @@ def measure(browser: Any, game: Game, reports: dict[str, Any]) -> Row:
                 "after_start": after_report.to_json() if after_report else None,
             }
     except Exception as error:
-        row.error = f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+        row.error = (
+            f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+        )
     finally:
         with contextlib.suppress(Exception):
             context.close()
@@ -199,12 +217,18 @@ def _roles(row: Row, report: ListenerReport, labelled: dict[str, str]) -> None:
             row.right += 1
         else:
             row.wrong += 1
-            row.wrong_detail.append(f"{key!r} labelled {role}, hinted {found.role} ({found.roles.get(found.role, '')[:40]})")
+            row.wrong_detail.append(
+                f"{key!r} labelled {role}, hinted {found.role} ({found.roles.get(found.role, '')[:40]})"
+            )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, help="checkouts of the manifest's games (else the in-repo games)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--corpus", type=Path, help="checkouts of the manifest's games (else the in-repo games)"
+    )
     parser.add_argument("--split", default="tune", choices=("tune", "heldout", "all"))
     parser.add_argument("--only", default="", help="only games whose id contains this")
     parser.add_argument("--json", type=Path, help="write every report and candidate list here")
@@ -219,7 +243,11 @@ def main() -> None:
         for game in games:
             row = measure(browser, game, reports)
             rows.append(row)
-            start = "-" if not row.start_checked else (f"#{row.start_rank}" if row.start_rank else "miss")
+            start = (
+                "-"
+                if not row.start_checked
+                else (f"#{row.start_rank}" if row.start_rank else "miss")
+            )
             print(
                 f"{game.id[:44]:44} keys {row.found}/{row.labelled} (after start {row.found_after}) "
                 f"roles +{row.right}/-{row.wrong} start {start:4} {row.ms:6.0f} ms"
@@ -244,11 +272,17 @@ def main() -> None:
     print(f"keys found after start  {sum(r.found_after for r in ok)}/{labelled}")
     print(f"games with every key    {sum(1 for r in ok if r.found_after == r.labelled)}/{len(ok)}")
     print(f"role hints right/wrong  {sum(r.right for r in ok)}/{sum(r.wrong for r in ok)}")
-    print(f"start element in top 3  {sum(1 for r in checked if r.start_rank)}/{len(checked)} (first: {sum(1 for r in checked if r.start_rank == 1)})")
+    print(
+        f"start element in top 3  {sum(1 for r in checked if r.start_rank)}/{len(checked)} (first: {sum(1 for r in checked if r.start_rank == 1)})"
+    )
     if costs:
         print(f"cost ms median {statistics.median(costs):.0f} max {max(costs):.0f}")
     if args.json:
-        args.json.write_text(json.dumps({"rows": [r.__dict__ for r in rows], "reports": reports}, indent=1, default=str))
+        args.json.write_text(
+            json.dumps(
+                {"rows": [r.__dict__ for r in rows], "reports": reports}, indent=1, default=str
+            )
+        )
 
 
 if __name__ == "__main__":

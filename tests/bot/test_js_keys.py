@@ -156,7 +156,9 @@ def test_destructured_keys_lists_and_keypress_character_codes() -> None:
         "({",
     )
     assert keys == {"ArrowLeft": None, "ArrowRight": None, "q": "rotate"}
-    keys, _ = read("document.onkeypress = function (e) { if (e.which == 97) left(); };", "(e)", "keypress")
+    keys, _ = read(
+        "document.onkeypress = function (e) { if (e.which == 97) left(); };", "(e)", "keypress"
+    )
     assert keys == {"a": "left"}
 
 

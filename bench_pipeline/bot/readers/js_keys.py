@@ -30,6 +30,7 @@ from bench_pipeline.bot.readers.js_source import (
     number_value,
     object_literal_sites,
     object_props,
+    occurrences,
     string_value,
     text_of,
 )
@@ -133,7 +134,10 @@ _MOVE_ROLES: list[tuple[str, re.Pattern[str]]] = [
         r"|\brow\w*\s*\+\s*1\b|\brow\w*\s*\+\+|\bfall\w*\s*\(|\bstep\s*\(")),
 ]  # fmt: skip
 # Calls with -1 or 1 that move nothing.
-_NOT_MOVES = re.compile(r"score|point|level|line|sound|play|volume|speed|add|inc|sleep|wait|fill|slice|substr|splice|charat|array", re.I)
+_NOT_MOVES = re.compile(
+    r"score|point|level|line|sound|play|volume|speed|add|inc|sleep|wait|fill|slice|substr|splice|charat|array",
+    re.I,
+)
 _UNIT_CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(\s*([-+]?)\s*1\s*\)")
 _OTHER_ROLES: list[tuple[str, re.Pattern[str]]] = [
     ("pause", re.compile(r"pause|\bresume\w*\s*\(|\bsuspend")),
@@ -175,7 +179,9 @@ def _vector_role(text: str, index: ScriptIndex | None, sid: str) -> tuple[str, s
     return None
 
 
-def roles_of(text: str, index: ScriptIndex | None = None, sid: str = "", loops: bool = True) -> list[tuple[str, str]]:
+def roles_of(
+    text: str, index: ScriptIndex | None = None, sid: str = "", loops: bool = True
+) -> list[tuple[str, str]]:
     """The roles `text` suggests, best first, each with the code that suggests it
     (`loops`: a loop means a hard drop; not in the body of a function the branch calls,
     where a loop may be anything, a line clear)."""
@@ -216,7 +222,9 @@ def roles_in(text: str, called: list[str], index: ScriptIndex, sid: str) -> list
     first lines of the functions it calls decide, and a bare `drop()` (a soft or a hard
     drop) is a hard drop when that function loops."""
     found = roles_of(text, index, sid)
-    drop = bool(found) and found[0][0] == "down" and re.search(r"(?<![a-z_])drop\s*\(", text.lower())
+    drop = (
+        bool(found) and found[0][0] == "down" and re.search(r"(?<![a-z_])drop\s*\(", text.lower())
+    )
     if found and not drop:
         return found
     for name in called[:4]:
@@ -310,7 +318,12 @@ class ScriptIndex:
         for s in self.scripts.values():
             if s is first:
                 continue
-            if first is None or not first.frame_id or not s.frame_id or s.frame_id == first.frame_id:
+            if (
+                first is None
+                or not first.frame_id
+                or not s.frame_id
+                or s.frame_id == first.frame_id
+            ):
                 out.append(s)
         return out
 
@@ -340,7 +353,9 @@ class ScriptIndex:
                             props.append((raw, "computed", p.value_start, p.value))
                         else:
                             v = string_value(p.key)
-                            props.append((p.key.text if v is None else v, p.key.kind, p.value_start, p.value))
+                            props.append(
+                                (p.key.text if v is None else v, p.key.kind, p.value_start, p.value)
+                            )
                     if props:
                         found.append(props)
                 if found:
@@ -360,21 +375,27 @@ class ScriptIndex:
             # written with a literal anywhere in the frame's scripts.
             prop = path[-1]
             if re.fullmatch(r"[A-Za-z_$][\w$]*", prop) and len(prop) > 2:
-                pattern = re.compile(rf"(?<![\w$.])['\"]?{re.escape(prop)}['\"]?\s*:\s*('[^'\n]{{0,20}}'|\"[^\"\n]{{0,20}}\"|\d{{1,3}})\s*[,}}\n]")
+                rest = re.compile(
+                    r"['\"]?\s*:\s*('[^'\n]{0,20}'|\"[^\"\n]{0,20}\"|\d{1,3})\s*[,}\n]"
+                )
                 for s in self.frame_scripts(script_id):
-                    m = pattern.search(s.source)
-                    if m:
-                        toks = lex(m.group(1))
+                    found = occurrences(s.source, prop, rest)
+                    if found:
+                        toks = lex(found[0].group(1))
                         return toks[0] if toks else None
             return None
         name = path[0]
         if not re.fullmatch(r"[A-Za-z_$][\w$]*", name) or name in KEYWORDS:
             return None
-        pattern = re.compile(rf"(?<![\w$.]){re.escape(name)}\s*=(?![=>])\s*('[^'\n]{{0,20}}'|\"[^\"\n]{{0,20}}\"|\d{{1,3}})\s*[;,\n)]")
+        rest = re.compile(r"\s*=(?![=>])\s*('[^'\n]{0,20}'|\"[^\"\n]{0,20}\"|\d{1,3})\s*[;,\n)]")
         for s in self.frame_scripts(script_id):
-            m = pattern.search(s.source)
-            if m:
-                toks = lex(m.group(1))
+            found = [
+                m
+                for m in occurrences(s.source, name, rest)
+                if s.source[m.start() - len(name) - 1 : m.start() - len(name)] != "."
+            ]
+            if found:
+                toks = lex(found[0].group(1))
                 return toks[0] if toks else None
         return None
 
@@ -387,8 +408,15 @@ class HandlerReader:
         self.max_callees = max_callees
         self.max_depth = max_depth
 
-    def read(self, script_id: str, line: int, column: int, start_line: int, start_column: int,
-             event_type: str = "keydown") -> HandlerResult:
+    def read(
+        self,
+        script_id: str,
+        line: int,
+        column: int,
+        start_line: int,
+        start_column: int,
+        event_type: str = "keydown",
+    ) -> HandlerResult:
         """The handler at a listener's location (0-based line and column, in the page's
         coordinates, the script starting at start_line:start_column)."""
         result = HandlerResult()
@@ -396,10 +424,18 @@ class HandlerReader:
         if script is None:
             result.notes.append(f"script {script_id} not readable")
             return result
-        offset = offset_of(script.source, line - start_line, column - (start_column if line == start_line else 0))
+        offset = offset_of(
+            script.source, line - start_line, column - (start_column if line == start_line else 0)
+        )
         return self.read_at(script_id, offset, event_type, result)
 
-    def read_at(self, script_id: str, offset: int, event_type: str = "keydown", result: HandlerResult | None = None) -> HandlerResult:
+    def read_at(
+        self,
+        script_id: str,
+        offset: int,
+        event_type: str = "keydown",
+        result: HandlerResult | None = None,
+    ) -> HandlerResult:
         """The handler whose function starts at `offset` of the script."""
         result = result or HandlerResult()
         script = self.index.scripts[script_id]
@@ -410,18 +446,31 @@ class HandlerReader:
             # An attribute handler (`onkeydown="move(event)"`): the script is its body.
             fn = Function(0, 0, len(script.source), ("event",), whole_script=True)
         if fn is None:
-            result.notes.append(f"no function found at {script.url or script_id}:{line + 1}:{column + 1}")
+            result.notes.append(
+                f"no function found at {script.url or script_id}:{line + 1}:{column + 1}"
+            )
             return result
         self._visited: set[tuple[str, int]] = set()
         self._callees = 0
         events = {p for p in fn.params[:1] if p} | {"event"}
-        aliases = {name: _KEY_PROPS.get(prop, "name") for name, prop in (d.split("=") for d in fn.destructured)}
+        aliases = {
+            name: _KEY_PROPS.get(prop, "name")
+            for name, prop in (d.split("=") for d in fn.destructured)
+        }
         self._region(script, fn, events, aliases, event_type, result, 0)
         return result
 
     # -- one function's body ------------------------------------------------------------
-    def _region(self, script: Script, fn: Function, events: set[str], aliases: dict[str, str],
-                event_type: str, result: HandlerResult, depth: int) -> None:
+    def _region(
+        self,
+        script: Script,
+        fn: Function,
+        events: set[str],
+        aliases: dict[str, str],
+        event_type: str,
+        result: HandlerResult,
+        depth: int,
+    ) -> None:
         if (script.script_id, fn.body_start) in self._visited:
             return
         self._visited.add((script.script_id, fn.body_start))
@@ -462,13 +511,20 @@ class HandlerReader:
             if cfn is None:
                 result.unresolved.append(name)
                 continue
-            c_events = {cfn.params[i] for i, kind in mapping.items() if kind == "event" and i < len(cfn.params) and cfn.params[i]}
-            c_aliases = {cfn.params[i]: kind for i, kind in mapping.items() if kind != "event" and i < len(cfn.params) and cfn.params[i]}
+            c_events = {
+                cfn.params[i]
+                for i, kind in mapping.items()
+                if kind == "event" and i < len(cfn.params) and cfn.params[i]
+            }
+            c_aliases = {
+                cfn.params[i]: kind
+                for i, kind in mapping.items()
+                if kind != "event" and i < len(cfn.params) and cfn.params[i]
+            }
             for d in cfn.destructured:
                 n, prop = d.split("=")
                 c_aliases[n] = _KEY_PROPS.get(prop, "name")
             self._region(callee, cfn, c_events or {"\0"}, c_aliases, event_type, result, depth + 1)
-
 
     def held_loops(self, script_id: str, name: str, kind: str, result: HandlerResult) -> None:
         """Loops over a held-key set or map (`for (const code of held) act(code)`,
@@ -538,8 +594,15 @@ def offset_of(src: str, line: int, column: int) -> int:
 class _Region:
     """The tokens of one function body, with what holds the key in it."""
 
-    def __init__(self, src: str, toks: list[Tok], match: list[int], events: set[str],
-                 aliases: dict[str, str], keypress: bool) -> None:
+    def __init__(
+        self,
+        src: str,
+        toks: list[Tok],
+        match: list[int],
+        events: set[str],
+        aliases: dict[str, str],
+        keypress: bool,
+    ) -> None:
         self.src, self.toks, self.match = src, toks, match
         self.events, self.aliases, self.keypress = events, aliases, keypress
         self.n = len(toks)
@@ -553,11 +616,20 @@ class _Region:
             return None
         if k + 2 < self.n and t[k].text in self.events and t[k + 1].text in (".", "?."):
             j = k + 2
-            if t[j].text in ("originalEvent", "nativeEvent", "detail", "data") and j + 2 < self.n and t[j + 1].text in (".", "?."):
+            if (
+                t[j].text in ("originalEvent", "nativeEvent", "detail", "data")
+                and j + 2 < self.n
+                and t[j + 1].text in (".", "?.")
+            ):
                 j += 2
             end = self._extend(j + 1) if t[j].text in _KEY_PROPS else None
             return (end, _KEY_PROPS[t[j].text]) if end is not None else None
-        if k + 3 < self.n and t[k].text in self.events and t[k + 1].text == "[" and t[k + 3].text == "]":
+        if (
+            k + 3 < self.n
+            and t[k].text in self.events
+            and t[k + 1].text == "["
+            and t[k + 3].text == "]"
+        ):
             prop = string_value(t[k + 2])
             end = self._extend(k + 4) if prop in _KEY_PROPS else None
             if prop is not None and end is not None:
@@ -565,7 +637,7 @@ class _Region:
         if t[k].text in self.aliases:
             prev = t[k - 1].text if k > 0 else ""
             nxt = t[k + 1].text if k + 1 < self.n else ""
-            if prev in (".", "?.") or nxt == ":" and prev in ("{", ","):
+            if prev in (".", "?.") or (nxt == ":" and prev in ("{", ",")):
                 return None
             end = self._extend(k + 1)
             return (end, self.aliases[t[k].text]) if end is not None else None
@@ -575,7 +647,13 @@ class _Region:
         # `.toLowerCase()`, `.toUpperCase()`, `.trim()` keep what the expression holds;
         # any other member (`e.key.length`, `e.code.startsWith(...)`) is not the key.
         t = self.toks
-        while j + 3 < self.n and t[j].text in (".", "?.") and t[j + 1].text in ("toLowerCase", "toUpperCase", "trim", "toString") and t[j + 2].text == "(" and t[j + 3].text == ")":
+        while (
+            j + 3 < self.n
+            and t[j].text in (".", "?.")
+            and t[j + 1].text in ("toLowerCase", "toUpperCase", "trim", "toString")
+            and t[j + 2].text == "("
+            and t[j + 3].text == ")"
+        ):
             j += 4
         if j + 1 < self.n and t[j].text in (".", "?.") and t[j + 1].kind == "id":
             return None
@@ -594,11 +672,17 @@ class _Region:
         t = self.toks
         for _ in range(2):
             for k in range(self.n - 2):
-                if t[k].kind == "id" and t[k + 1].text == "=" and (k == 0 or t[k - 1].text not in (".", "?.")):
+                if (
+                    t[k].kind == "id"
+                    and t[k + 1].text == "="
+                    and (k == 0 or t[k - 1].text not in (".", "?."))
+                ):
                     end = self._expr_end(k + 2)
                     # `var evt = e || window.event`: another name for the event.
                     if t[k].text not in KEYWORDS and any(
-                        t[i].kind == "id" and t[i].text in self.events and (i + 1 >= self.n or t[i + 1].text not in (".", "?.", "["))
+                        t[i].kind == "id"
+                        and t[i].text in self.events
+                        and (i + 1 >= self.n or t[i + 1].text not in (".", "?.", "["))
                         for i in range(k + 2, end)
                     ):
                         self.events = self.events | {t[k].text}
@@ -608,11 +692,22 @@ class _Region:
                         self.aliases.setdefault(t[k].text, kind)
                 elif t[k].text == "{" and k > 0 and t[k - 1].text in ("const", "let", "var"):
                     close = self.match[k]
-                    if close > k and close + 2 < self.n and t[close + 1].text == "=" and t[close + 2].text in self.events:
+                    if (
+                        close > k
+                        and close + 2 < self.n
+                        and t[close + 1].text == "="
+                        and t[close + 2].text in self.events
+                    ):
                         inner = t[k + 1 : close]
                         for i, u in enumerate(inner):
-                            if u.kind == "id" and (i + 1 >= len(inner) or inner[i + 1].text in (",", "=")):
-                                prop = inner[i - 2].text if i >= 2 and inner[i - 1].text == ":" else u.text
+                            if u.kind == "id" and (
+                                i + 1 >= len(inner) or inner[i + 1].text in (",", "=")
+                            ):
+                                prop = (
+                                    inner[i - 2].text
+                                    if i >= 2 and inner[i - 1].text == ":"
+                                    else u.text
+                                )
                                 if prop in _KEY_PROPS:
                                     self.aliases.setdefault(u.text, _KEY_PROPS[prop])
 
@@ -625,7 +720,12 @@ class _Region:
                 continue
             if t[k].text in (";", ",") or t[k].text in CLOSERS:
                 break
-            if k > 0 and t[k].kind == "id" and t[k - 1].kind in ("id", "num", "str") and t[k].text not in ("in", "of", "instanceof"):
+            if (
+                k > 0
+                and t[k].kind == "id"
+                and t[k - 1].kind in ("id", "num", "str")
+                and t[k].text not in ("in", "of", "instanceof")
+            ):
                 break  # a new statement on the next line (no semicolons)
             k += 1
         return k
@@ -639,7 +739,14 @@ class _Region:
             a, b = a + 1, b - 1
         if b - a == 1 and t[a].kind in ("str", "num", "tpl"):
             return t[a], t[a].text
-        if b - a >= 1 and all((u.kind == "id") if i % 2 == 0 else u.text in (".", "?.") for i, u in enumerate(t[a:b])) and (b - a) % 2 == 1:
+        if (
+            b - a >= 1
+            and all(
+                (u.kind == "id") if i % 2 == 0 else u.text in (".", "?.")
+                for i, u in enumerate(t[a:b])
+            )
+            and (b - a) % 2 == 1
+        ):
             path = [u.text for u in t[a:b:2]]
             if path[0] in self.events or path[-1] in self.aliases or path[0] in KEYWORDS:
                 return None
@@ -657,7 +764,13 @@ class _Region:
         n = number_value(lit)
         if n is None:
             return None
-        return key_from_code(n, self.keypress) if kind == "number" else key_from_name(str(n)) if n < 10 else key_from_code(n, self.keypress)
+        return (
+            key_from_code(n, self.keypress)
+            if kind == "number"
+            else key_from_name(str(n))
+            if n < 10
+            else key_from_code(n, self.keypress)
+        )
 
     # -- comparisons ---------------------------------------------------------------------
     def comparisons(self, index: ScriptIndex, sid: str) -> list[KeyHit]:
@@ -688,7 +801,9 @@ class _Region:
             roles = self._roles(span, index, sid)
             if not roles and "." in lit[1] and not negated:
                 roles = [(r, f"bound as {lit[1]}") for r, _ in roles_of(lit[1].split(".")[-1])]
-            hits.append(KeyHit(key, lit[1], "compare", roles, sid, t[k].start, negated, self._text(span)))
+            hits.append(
+                KeyHit(key, lit[1], "compare", roles, sid, t[k].start, negated, self._text(span))
+            )
         return hits
 
     def _operand_start(self, i: int) -> int:
@@ -697,7 +812,9 @@ class _Region:
             if t[i].text in CLOSERS and 0 <= self.match[i] < i:
                 i = self.match[i] - 1
                 continue
-            if (t[i].kind == "p" and (t[i].text in _DELIMS or t[i].text in OPENERS)) or (t[i].kind == "id" and t[i].text in ("return", "case", "typeof", "if")):
+            if (t[i].kind == "p" and (t[i].text in _DELIMS or t[i].text in OPENERS)) or (
+                t[i].kind == "id" and t[i].text in ("return", "case", "typeof", "if")
+            ):
                 break
             i -= 1
         return i + 1
@@ -710,7 +827,12 @@ class _Region:
                 continue
             if t[i].kind == "p" and (t[i].text in _DELIMS or t[i].text in CLOSERS):
                 break
-            if t[i].kind == "id" and i > 0 and t[i - 1].kind in ("id", "num", "str") and t[i].text not in ("in", "instanceof"):
+            if (
+                t[i].kind == "id"
+                and i > 0
+                and t[i - 1].kind in ("id", "num", "str")
+                and t[i].text not in ("in", "instanceof")
+            ):
                 break
             i += 1
         return i
@@ -763,7 +885,13 @@ class _Region:
                 continue
             if t[i].text in stops or t[i].text in CLOSERS:
                 return i
-            if lines and i > first and t[i].kind == "id" and (t[i - 1].kind in ("id", "num", "str") or t[i - 1].text in (")", "]")) and "\n" in self.src[t[i - 1].end : t[i].start]:
+            if (
+                lines
+                and i > first
+                and t[i].kind == "id"
+                and (t[i - 1].kind in ("id", "num", "str") or t[i - 1].text in (")", "]"))
+                and "\n" in self.src[t[i - 1].end : t[i].start]
+            ):
                 return i  # a statement ended at the line's end (no semicolon)
             i += 1
         return i
@@ -791,12 +919,18 @@ class _Region:
     def _text(self, span: tuple[int, int] | None) -> str:
         return text_of(self.src, self.toks, span[0], span[1], 200) if span else ""
 
-    def _roles(self, span: tuple[int, int] | None, index: ScriptIndex, sid: str) -> list[tuple[str, str]]:
+    def _roles(
+        self, span: tuple[int, int] | None, index: ScriptIndex, sid: str
+    ) -> list[tuple[str, str]]:
         if span is None or span[0] >= span[1]:
             return []
         a, b = span
         text = text_of(self.src, self.toks, a, b, 400)
-        names = [u.text for k, u in enumerate(self.toks[a : min(b, a + 40)], a) if u.kind == "id" and k + 1 < b and self.toks[k + 1].text == "("]
+        names = [
+            u.text
+            for k, u in enumerate(self.toks[a : min(b, a + 40)], a)
+            if u.kind == "id" and k + 1 < b and self.toks[k + 1].text == "("
+        ]
         return roles_in(text, names, index, sid)
 
     # -- switch ----------------------------------------------------------------------------
@@ -825,28 +959,56 @@ class _Region:
                             span = self._case_body(colon + 1)
                             roles = self._roles(span, index, sid)
                             if not roles and "." in lit[1]:
-                                roles = [(r, f"bound as {lit[1]}") for r, _ in roles_of(lit[1].split(".")[-1])]
-                            hits.append(KeyHit(key, lit[1], "case", roles, sid, t[i].start, branch=self._text(span)))
+                                roles = [
+                                    (r, f"bound as {lit[1]}")
+                                    for r, _ in roles_of(lit[1].split(".")[-1])
+                                ]
+                            hits.append(
+                                KeyHit(
+                                    key,
+                                    lit[1],
+                                    "case",
+                                    roles,
+                                    sid,
+                                    t[i].start,
+                                    branch=self._text(span),
+                                )
+                            )
                     i = colon + 1
                     continue
                 i += 1
         return hits
 
     # -- maps, lists, held keys ------------------------------------------------------------
-    def lookups(self, index: ScriptIndex, sid: str) -> list[tuple[KeyHit | None, tuple[str, str] | None]]:
+    def lookups(
+        self, index: ScriptIndex, sid: str
+    ) -> list[tuple[KeyHit | None, tuple[str, str] | None]]:
         t = self.toks
         out: list[tuple[KeyHit | None, tuple[str, str] | None]] = []
         for k in range(1, self.n - 1):
             u = t[k]
-            if u.text == "[" and self.match[k] > k and t[k - 1].text == "}" and 0 <= self.match[k - 1] < k:
+            if (
+                u.text == "["
+                and self.match[k] > k
+                and t[k - 1].text == "}"
+                and 0 <= self.match[k - 1] < k
+            ):
                 # `{ArrowLeft: game.left, " ": game.hard}[e.key]`: a map written in place.
                 kind = self._has_keyref(k + 1, self.match[k])
                 if kind:
                     props = object_props(self.src, t[self.match[k - 1]].start)
-                    rows = [(string_value(p.key) or p.key.text, p.key.kind, p.value_start, p.value) for p in props if not p.computed]
+                    rows = [
+                        (string_value(p.key) or p.key.text, p.key.kind, p.value_start, p.value)
+                        for p in props
+                        if not p.computed
+                    ]
                     out += [(h, None) for h in self._prop_hits(index, sid, rows, kind)]
                 continue
-            if u.text == "[" and self.match[k] > k and (t[k - 1].kind == "id" or t[k - 1].text in ("]", ")")):
+            if (
+                u.text == "["
+                and self.match[k] > k
+                and (t[k - 1].kind == "id" or t[k - 1].text in ("]", ")"))
+            ):
                 close = self.match[k]
                 kind = self._has_keyref(k + 1, close)
                 if not kind or t[k - 1].text in self.events:
@@ -858,7 +1020,12 @@ class _Region:
                     # A held map given its keys up front (`keys = {ArrowLeft: false}`).
                     continue
                 out += [(h, None) for h in self._map_hits(index, sid, name, kind)]
-            elif u.text in ("add", "set", "push", "has", "get", "includes", "indexOf") and t[k - 1].text in (".", "?.") and t[k + 1].text == "(" and self.match[k + 1] > k:
+            elif (
+                u.text in ("add", "set", "push", "has", "get", "includes", "indexOf")
+                and t[k - 1].text in (".", "?.")
+                and t[k + 1].text == "("
+                and self.match[k + 1] > k
+            ):
                 close = self.match[k + 1]
                 kind = self._has_keyref(k + 2, close)
                 if not kind or k < 2:
@@ -883,34 +1050,53 @@ class _Region:
                 while j + 2 < self.n and t[j + 1].text == "." and t[j + 2].kind == "id":
                     j += 2
                     name = t[j].text
-                out += [(h, None) for h in self._map_hits(index, sid, name, self._has_keyref(k - 1, k) or "name")]
+                out += [
+                    (h, None)
+                    for h in self._map_hits(index, sid, name, self._has_keyref(k - 1, k) or "name")
+                ]
         return out
 
     def _map_hits(self, index: ScriptIndex, sid: str, name: str, kind: str) -> list[KeyHit]:
         return self._prop_hits(index, sid, index.object_props(sid, name), kind)
 
-    def _prop_hits(self, index: ScriptIndex, sid: str, props: list[tuple[str, str, int, str]], kind: str) -> list[KeyHit]:
+    def _prop_hits(
+        self, index: ScriptIndex, sid: str, props: list[tuple[str, str, int, str]], kind: str
+    ) -> list[KeyHit]:
         hits = []
         for raw, key_kind, pos, value in props:
             if key_kind == "computed":
                 toks = lex(raw, 0, max_chars=200)
                 path = [u.text for u in toks if u.kind == "id"]
-                lit = index.constant(sid, path) if path and len(path) * 2 - 1 == len(toks) else (toks[0] if len(toks) == 1 else None)
+                lit = (
+                    index.constant(sid, path)
+                    if path and len(path) * 2 - 1 == len(toks)
+                    else (toks[0] if len(toks) == 1 else None)
+                )
                 key = self._key(lit, kind) if lit is not None else None
             elif key_kind == "num" or raw.isdigit():
-                key = key_from_code(int(raw), self.keypress) if kind == "number" or int(raw) >= 10 else key_from_name(raw)
+                key = (
+                    key_from_code(int(raw), self.keypress)
+                    if kind == "number" or int(raw) >= 10
+                    else key_from_name(raw)
+                )
             else:
                 key = key_from_name(raw)
             if key:
                 # A value that names a function (`' ': drop`) is read as a call of it.
                 ref = re.fullmatch(r"(?:[\w$]+\.)*([A-Za-z_$][\w$]*)", value.strip())
-                roles = roles_in(value + "()" if ref else value, [ref.group(1)] if ref else re.findall(r"([A-Za-z_$][\w$]*)\s*\(", value), index, sid)
+                roles = roles_in(
+                    value + "()" if ref else value,
+                    [ref.group(1)] if ref else re.findall(r"([A-Za-z_$][\w$]*)\s*\(", value),
+                    index,
+                    sid,
+                )
                 hits.append(KeyHit(key, raw, "map", roles, sid, pos, branch=value[:200]))
         return hits
 
     def _array_hits(self, index: ScriptIndex, sid: str, name: str, kind: str) -> list[KeyHit]:
         for s in index.frame_scripts(sid):
-            m = re.search(rf"(?<![\w$.]){re.escape(name)}\s*=(?![=>])\s*\[", s.source)
+            found = occurrences(s.source, name, re.compile(r"\s*=(?![=>])\s*\["))
+            m = found[0] if found else None
             if m:
                 toks = lex(s.source, m.end() - 1, max_chars=2000)
                 match = match_brackets(toks)
@@ -927,7 +1113,12 @@ class _Region:
         """`queue.push(event)`: keys read later from a queue (Phaser's keyboard plugin)."""
         t = self.toks
         for k in range(1, self.n - 3):
-            if t[k].text == "push" and t[k - 1].text == "." and t[k + 1].text == "(" and t[k + 2].text in self.events:
+            if (
+                t[k].text == "push"
+                and t[k - 1].text == "."
+                and t[k + 1].text == "("
+                and t[k + 2].text in self.events
+            ):
                 return True
         return False
 
@@ -939,7 +1130,12 @@ class _Region:
         out: list[tuple[str, dict[int, str]]] = []
         seen = set()
         for k in range(self.n - 1):
-            if t[k].kind != "id" or t[k + 1].text != "(" or t[k].text in _NOT_CALLEES or self.match[k + 1] < 0:
+            if (
+                t[k].kind != "id"
+                or t[k + 1].text != "("
+                or t[k].text in _NOT_CALLEES
+                or self.match[k + 1] < 0
+            ):
                 continue
             if k > 0 and t[k - 1].text == "function":
                 continue
@@ -973,14 +1169,13 @@ def held_polls(index: ScriptIndex, script_id: str, name: str, max_hits: int = 60
     `pressed.has('a')`): the keys read, with the role of the branch each read guards."""
     if not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
         return []
-    n = re.escape(name)
-    pattern = re.compile(
-        rf"(?<![\w$]){n}\s*(?:\[\s*('[^'\n]{{1,14}}'|\"[^\"\n]{{1,14}}\"|\d{{1,3}}|[A-Za-z_$][\w$.]*)\s*\]"
-        rf"|\??\.\s*([A-Za-z_$][\w$]*)\b(?!\s*\()|\.has\s*\(\s*('[^'\n]{{1,14}}'|\"[^\"\n]{{1,14}}\"|\d{{1,3}}|[A-Za-z_$][\w$.]*)\s*\))"
+    rest = re.compile(
+        r"\s*(?:\[\s*('[^'\n]{1,14}'|\"[^\"\n]{1,14}\"|\d{1,3}|[A-Za-z_$][\w$.]*)\s*\]"
+        r"|\??\.\s*([A-Za-z_$][\w$]*)\b(?!\s*\()|\.has\s*\(\s*('[^'\n]{1,14}'|\"[^\"\n]{1,14}\"|\d{1,3}|[A-Za-z_$][\w$.]*)\s*\))"
     )
     hits: list[KeyHit] = []
     for s in index.frame_scripts(script_id):
-        for m in pattern.finditer(s.source):
+        for m in occurrences(s.source, name, rest):
             raw = m.group(1) or m.group(3) or m.group(2)
             after = s.source[m.end() : m.end() + 3].lstrip()
             if after.startswith("=") and not after.startswith("=="):
@@ -991,17 +1186,39 @@ def held_polls(index: ScriptIndex, script_id: str, name: str, max_hits: int = 60
                 key = key_from_code(int(raw))
             elif m.group(2):
                 # `keys.ArrowLeft`, `keys.KeyA`, `keys.Space`: only names that are keys.
-                key = key_from_name(raw) if re.fullmatch(r"Arrow\w+|Key[A-Z]|Digit\d|Space|Enter|Escape|Shift\w*|Control\w*|[a-zA-Z]", raw) else None
+                key = (
+                    key_from_name(raw)
+                    if re.fullmatch(
+                        r"Arrow\w+|Key[A-Z]|Digit\d|Space|Enter|Escape|Shift\w*|Control\w*|[a-zA-Z]",
+                        raw,
+                    )
+                    else None
+                )
             else:
                 lit = index.constant(s.script_id, raw.split("."))
                 key = None
                 if lit is not None:
                     v = string_value(lit)
                     num = number_value(lit)
-                    key = key_from_name(v) if v is not None else key_from_code(num) if num is not None else None
+                    key = (
+                        key_from_name(v)
+                        if v is not None
+                        else key_from_code(num)
+                        if num is not None
+                        else None
+                    )
             if key is None:
                 continue
-            hits.append(KeyHit(key, raw, "held", _roles_at(index, s, m.start(), m.end()), s.script_id, m.start()))
+            hits.append(
+                KeyHit(
+                    key,
+                    raw,
+                    "held",
+                    _roles_at(index, s, m.start(), m.end()),
+                    s.script_id,
+                    m.start(),
+                )
+            )
             if len(hits) >= max_hits:
                 return hits
     return hits
@@ -1027,7 +1244,9 @@ _SCRIPT_COMPARE = re.compile(
     r"\.(key|code|keyCode|which|charCode)\s*(?:\.\s*to(?:Lower|Upper)Case\s*\(\s*\)\s*)?(?:===?|!==?)\s*('[^'\n]{1,14}'|\"[^\"\n]{1,14}\"|\d{1,3})(?![\w.])"
     r"|('[^'\n]{1,14}'|\"[^\"\n]{1,14}\"|\d{1,3})\s*(?:===?|!==?)\s*[\w$.]*\.(key|code|keyCode|which|charCode)\b"
 )
-_SCRIPT_SWITCH = re.compile(r"switch\s*\(\s*[^)]{0,80}?(?:key|code|which|Key|Code)[^)]{0,40}\)\s*\{")
+_SCRIPT_SWITCH = re.compile(
+    r"switch\s*\(\s*[^)]{0,80}?(?:key|code|which|Key|Code)[^)]{0,40}\)\s*\{"
+)
 _SCRIPT_CASE = re.compile(r"case\s+('[^'\n]{1,14}'|\"[^\"\n]{1,14}\"|\d{1,3})\s*:")
 _SCRIPT_BINDING = re.compile(
     r"\b(left|right|down|up|rotate\w*|drop|hard_?drop|soft_?drop|move_?left|move_?right|move_?down|pause|start)\s*:\s*"
@@ -1064,7 +1283,9 @@ def scan_scripts(scripts: Iterable[Script], max_hits: int = 200) -> list[KeyHit]
             for c in _SCRIPT_CASE.finditer(block):
                 key = _lit_key(c.group(1), kind)
                 if key:
-                    hits.append(KeyHit(key, c.group(1), "script", [], s.script_id, m.end() + c.start()))
+                    hits.append(
+                        KeyHit(key, c.group(1), "script", [], s.script_id, m.end() + c.start())
+                    )
         for m in _SCRIPT_BINDING.finditer(src):
             key = _lit_key(m.group(2), "number" if m.group(2).isdigit() else "name")
             if key:
@@ -1072,7 +1293,16 @@ def scan_scripts(scripts: Iterable[Script], max_hits: int = 200) -> list[KeyHit]
                 hits.append(KeyHit(key, m.group(2), "binding", role[:1], s.script_id, m.start()))
         if "createCursorKeys" in src:
             for key in ("ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", " ", "Shift"):
-                hits.append(KeyHit(key, "createCursorKeys()", "script", [], s.script_id, src.find("createCursorKeys")))
+                hits.append(
+                    KeyHit(
+                        key,
+                        "createCursorKeys()",
+                        "script",
+                        [],
+                        s.script_id,
+                        src.find("createCursorKeys"),
+                    )
+                )
         for m in _PHASER_KEY.finditer(src):
             name = m.group(1)
             key = _PHASER_NAMES.get(name) or (name.lower() if len(name) == 1 else None)
@@ -1090,10 +1320,11 @@ def scan_scripts(scripts: Iterable[Script], max_hits: int = 200) -> list[KeyHit]
 
 
 _QUERY = re.compile(
-    r"(?<![\w$])((?:is|was|just|key|get|check)?\w*?(?:down|pressed|held|released|press|triggered|tapped))\s*\(\s*"
+    r"(down|pressed|held|released|press|triggered|tapped)\s*\(\s*"
     r"('[^'\n]{1,14}'|\"[^\"\n]{1,14}\"|\d{1,3}|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*[,)]",
     re.I,
 )
+_QUERY_NAME = re.compile(r"[A-Za-z_$][\w$]*$")
 _NOT_QUERIES = re.compile(r"^(?:move|drop|soft|hard|slide|fall|push|go|step|shift|on)", re.I)
 
 
@@ -1103,7 +1334,8 @@ def key_queries(index: ScriptIndex, max_hits: int = 80) -> list[KeyHit]:
     hits: list[KeyHit] = []
     for s in index.scripts.values():
         for m in _QUERY.finditer(s.source):
-            if _NOT_QUERIES.match(m.group(1)):
+            name = _QUERY_NAME.search(s.source, max(0, m.start() - 30), m.end(1))
+            if name is None or _NOT_QUERIES.match(name.group()):
                 continue
             raw = m.group(2)
             if raw[0] in "'\"":
@@ -1114,10 +1346,25 @@ def key_queries(index: ScriptIndex, max_hits: int = 80) -> list[KeyHit]:
                 lit = index.constant(s.script_id, raw.split("."))
                 v = string_value(lit) if lit is not None else None
                 num = number_value(lit) if lit is not None else None
-                key = key_from_name(v) if v is not None else key_from_code(num) if num is not None else None
+                key = (
+                    key_from_name(v)
+                    if v is not None
+                    else key_from_code(num)
+                    if num is not None
+                    else None
+                )
             if key is None:
                 continue
-            hits.append(KeyHit(key, raw, "query", _roles_at(index, s, m.start(), m.end()), s.script_id, m.start()))
+            hits.append(
+                KeyHit(
+                    key,
+                    raw,
+                    "query",
+                    _roles_at(index, s, m.start(), m.end()),
+                    s.script_id,
+                    m.start(),
+                )
+            )
             if len(hits) >= max_hits:
                 return hits
     return hits

@@ -28,13 +28,70 @@ _TOKEN = re.compile(
 )
 # After these a `/` starts a regular expression, not a division.
 _REGEX_AFTER_WORDS = frozenset(
-    "return typeof case do else in of instanceof new delete void throw yield await".split()
+    [
+        "return",
+        "typeof",
+        "case",
+        "do",
+        "else",
+        "in",
+        "of",
+        "instanceof",
+        "new",
+        "delete",
+        "void",
+        "throw",
+        "yield",
+        "await",
+    ]
 )
 KEYWORDS = frozenset(
-    """if for while switch catch function return typeof case do else in of instanceof new
-    delete void throw yield await var let const class extends super this null true false
-    undefined try finally break continue default import export async static get set
-    with debugger""".split()
+    [
+        "if",
+        "for",
+        "while",
+        "switch",
+        "catch",
+        "function",
+        "return",
+        "typeof",
+        "case",
+        "do",
+        "else",
+        "in",
+        "of",
+        "instanceof",
+        "new",
+        "delete",
+        "void",
+        "throw",
+        "yield",
+        "await",
+        "var",
+        "let",
+        "const",
+        "class",
+        "extends",
+        "super",
+        "this",
+        "null",
+        "true",
+        "false",
+        "undefined",
+        "try",
+        "finally",
+        "break",
+        "continue",
+        "default",
+        "import",
+        "export",
+        "async",
+        "static",
+        "get",
+        "set",
+        "with",
+        "debugger",
+    ]
 )
 OPENERS = {"(": ")", "[": "]", "{": "}"}
 CLOSERS = {")", "]", "}"}
@@ -159,9 +216,9 @@ def match_brackets(toks: list[Tok]) -> list[int]:
 
 def string_value(tok: Tok) -> str | None:
     """The value of a string literal (or of a template with no substitutions)."""
-    if tok.kind == "str" and len(tok.text) >= 2:
-        body = tok.text[1:-1]
-    elif tok.kind == "tpl" and tok.text.endswith("`") and tok.text.startswith("`"):
+    if (tok.kind == "str" and len(tok.text) >= 2) or (
+        tok.kind == "tpl" and tok.text.endswith("`") and tok.text.startswith("`")
+    ):
         body = tok.text[1:-1]
     else:
         return None
@@ -217,11 +274,26 @@ class Function:
 def function_at(src: str, pos: int, max_chars: int = 120_000) -> Function | None:
     """The function whose text begins at `pos` (V8 reports a function's location at its
     parameter list; a `function` or `async` keyword there is skipped)."""
+    # Most handlers are short: lex a little first, more only when the body did not end
+    # (a window that ends inside the body leaves its braces unmatched).
+    window = min(4_000, max_chars)
+    while True:
+        fn = _function_in(src, pos, window)
+        if fn is not None or window >= max_chars or pos + window >= len(src):
+            return fn
+        window = min(window * 6, max_chars)
+
+
+def _function_in(src: str, pos: int, max_chars: int) -> Function | None:
     toks = lex(src, pos, max_chars=max_chars)
     if not toks:
         return None
     i = 0
-    while i < len(toks) and toks[i].kind == "id" and toks[i].text in ("async", "function", "get", "set", "static"):
+    while (
+        i < len(toks)
+        and toks[i].kind == "id"
+        and toks[i].text in ("async", "function", "get", "set", "static")
+    ):
         i += 1
         if i < len(toks) and toks[i].text == "*":
             i += 1
@@ -244,7 +316,9 @@ def function_at(src: str, pos: int, max_chars: int = 120_000) -> Function | None
     if j < len(toks) and toks[j].text == "=>":
         j += 1
         if j < len(toks) and toks[j].text == "{" and match[j] > j:
-            return Function(pos, toks[j].start, toks[match[j]].end, tuple(params), tuple(destructured))
+            return Function(
+                pos, toks[j].start, toks[match[j]].end, tuple(params), tuple(destructured)
+            )
         # An expression body: up to a comma, semicolon or closer at its own depth.
         k, depth = j, 0
         while k < len(toks):
@@ -259,8 +333,8 @@ def function_at(src: str, pos: int, max_chars: int = 120_000) -> Function | None
                 elif t.text in (",", ";") and depth == 0:
                     break
             k += 1
-        if k == j:
-            return None
+        if k == j or (k == len(toks) and pos + max_chars < len(src)):
+            return None  # (the window ended inside the expression: a bigger one is tried)
         return Function(pos, toks[j].start, toks[k - 1].end, tuple(params), tuple(destructured))
     if j < len(toks) and toks[j].text == "{" and match[j] > j:
         return Function(pos, toks[j].start, toks[match[j]].end, tuple(params), tuple(destructured))
@@ -295,34 +369,66 @@ def _params(toks: list[Tok], a: int, b: int, match: list[int]) -> tuple[list[str
     return params, destructured
 
 
+MAX_OCCURRENCES = 3_000  # occurrences of one name looked at in one script
+
+
+def occurrences(
+    src: str, name: str, rest: re.Pattern[str], before: str = ""
+) -> list[re.Match[str]]:
+    """Where `name` stands as a whole identifier followed by `rest` (matched at the end of
+    the name): found by the name first, which is much faster in a big script than a
+    pattern that begins with a look-behind. `before` is a pattern the text before the
+    name must end with (checked on the 40 characters before it)."""
+    out: list[re.Match[str]] = []
+    start = 0
+    seen = 0
+    back = re.compile(before + r"$") if before else None
+    while seen < MAX_OCCURRENCES:
+        i = src.find(name, start)
+        if i < 0:
+            break
+        seen += 1
+        start = i + len(name)
+        if i > 0 and (src[i - 1].isalnum() or src[i - 1] in "_$"):
+            continue
+        if back is not None and not back.search(src, max(0, i - 40), i):
+            continue
+        m = rest.match(src, i + len(name))
+        if m:
+            out.append(m)
+    return out
+
+
+_DEF_FUNCTION = re.compile(r"\s*(?=\()")
+_DEF_ASSIGNED = re.compile(
+    r"\s*(?:=(?![=>])|:)\s*(?:async\s+)?(?:function\b\s*\*?\s*[\w$]*\s*(?=\()|(?=\([^()]*\)\s*=>)|(?=[A-Za-z_$][\w$]*\s*=>))"
+)
+_DEF_METHOD = re.compile(r"\s*(?=\([^()]*\)\s*\{)")
+
+
 def definition_sites(src: str, name: str, limit: int = 4) -> list[int]:
     """Offsets where a function called `name` may be defined (at its parameters or its
     single parameter): `function name(`, `name = function (`, `name = (e) =>`,
     `name: e =>`, `name(e) {` (a method)."""
     if not re.fullmatch(r"[A-Za-z_$][\w$]*", name) or name in KEYWORDS:
         return []
-    n = re.escape(name)
-    pattern = re.compile(
-        rf"function\s*\*?\s*{n}\s*(?=\()"
-        rf"|(?<![\w$]){n}\s*(?:=(?![=>])|:)\s*(?:async\s+)?(?:function\b\s*\*?\s*[\w$]*\s*(?=\()|(?=\([^()]*\)\s*=>)|(?=[A-Za-z_$][\w$]*\s*=>))"
-        rf"|(?:^|(?<=[;{{}},\s]))(?:static\s+|async\s+)*\#?{n}\s*(?=\([^()]*\)\s*\{{)"
-    )
-    out: list[int] = []
-    for m in pattern.finditer(src):
-        out.append(m.end())
-        if len(out) >= limit:
-            break
-    return out
+    found = [m.end() for m in occurrences(src, name, _DEF_FUNCTION, r"function\s*\*?\s*")]
+    found += [m.end() for m in occurrences(src, name, _DEF_ASSIGNED)]
+    found += [
+        m.end()
+        for m in occurrences(src, name, _DEF_METHOD, r"(?:^|[;{},\s])(?:(?:static|async)\s+)*\#?")
+    ]
+    return sorted(set(found))[:limit]
+
+
+_OBJECT = re.compile(r"\s*(?:=(?![=>])|:)\s*(?:Object\.freeze\s*\(\s*)?(?=\{)")
 
 
 def object_literal_sites(src: str, name: str, limit: int = 3) -> list[int]:
     """Offsets of `{` where `name = {...}` or `name: {...}` (also frozen) is written."""
     if not re.fullmatch(r"[A-Za-z_$][\w$]*", name):
         return []
-    pattern = re.compile(
-        rf"(?<![\w$]){re.escape(name)}\s*(?:=(?![=>])|:)\s*(?:Object\.freeze\s*\(\s*)?(?=\{{)"
-    )
-    return [m.end() for m in pattern.finditer(src)][:limit]
+    return [m.end() for m in occurrences(src, name, _OBJECT)][:limit]
 
 
 @dataclass(frozen=True)
@@ -359,13 +465,15 @@ def object_props(src: str, brace: int, max_chars: int = 40_000, max_props: int =
             v += 1
         elif not (v < end and toks[v].text == "("):
             # A shorthand `{a, b}` or a spread: no value.
-            k = v + 1 if v < end and toks[v].text == "," else v + 1
+            k = v + 1
             continue
         w = v
         while w < end and toks[w].text != ",":
             w = match[w] + 1 if toks[w].text in OPENERS and match[w] > w else w + 1
         key = computed[0] if computed else t
-        props.append(Prop(key, computed, text_of(src, toks, v, w, 240), toks[v].start if v < end else t.end))
+        props.append(
+            Prop(key, computed, text_of(src, toks, v, w, 240), toks[v].start if v < end else t.end)
+        )
         k = w + 1
     return props
 

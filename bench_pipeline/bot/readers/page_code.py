@@ -18,6 +18,7 @@ Everything is a hint: the bot confirms keys and starts by pressing and clicking.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Iterable
@@ -165,7 +166,9 @@ class _Cdp:
     def left_ms(self) -> float:
         return (self.deadline - time.monotonic()) * 1000
 
-    def send(self, method: str, params: dict[str, Any] | None = None, quiet: bool = False) -> dict[str, Any] | None:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, quiet: bool = False
+    ) -> dict[str, Any] | None:
         left = self.left_ms()
         if left < 50:
             raise _OutOfTime(method)
@@ -215,11 +218,21 @@ class _Dom:
             bid = int(raw.get("backendNodeId", 0))
             name = str(raw.get("nodeName", ""))
             attrs_list = raw.get("attributes") or []
-            attrs = {str(attrs_list[i]).lower(): str(attrs_list[i + 1]) for i in range(0, len(attrs_list) - 1, 2)}
+            attrs = {
+                str(attrs_list[i]).lower(): str(attrs_list[i + 1])
+                for i in range(0, len(attrs_list) - 1, 2)
+            }
             if name == "#document":
                 doc = bid
                 self.docs.append(bid)
-            node = _Node(bid, name, attrs, parent, doc, text=str(raw.get("nodeValue", ""))[:200] if name == "#text" else "")
+            node = _Node(
+                bid,
+                name,
+                attrs,
+                parent,
+                doc,
+                text=str(raw.get("nodeValue", ""))[:200] if name == "#text" else "",
+            )
             node.frame_id = str(raw.get("frameId", ""))
             self.nodes[bid] = node
             if parent in self.nodes:
@@ -235,7 +248,9 @@ class _Dom:
 
     def is_element(self, bid: int) -> bool:
         n = self.nodes.get(bid)
-        return bool(n) and not n.name.startswith("#") and n.name != "HTML" or bool(n and n.name == "HTML")
+        return (bool(n) and not n.name.startswith("#") and n.name != "HTML") or bool(
+            n and n.name == "HTML"
+        )
 
     def frame_path(self, bid: int) -> list[str]:
         """Selectors of the iframes that hold `bid`, outermost first."""
@@ -270,7 +285,11 @@ class _Dom:
             tag = n.name.lower()
             ident = n.attrs.get("id", "")
             if ident and self._doc_ids(n.doc).get(ident) == 1:
-                parts.append(f"#{ident}" if re.fullmatch(r"-?[A-Za-z_][\w-]*", ident) else f'{tag}[id="{_css_string(ident)}"]')
+                parts.append(
+                    f"#{ident}"
+                    if re.fullmatch(r"-?[A-Za-z_][\w-]*", ident)
+                    else f'{tag}[id="{_css_string(ident)}"]'
+                )
                 break
             if tag in ("html", "body"):
                 parts.append(tag)
@@ -368,11 +387,12 @@ def read_listeners(page: Any, cdp: Any, budget_s: float = 6.0) -> ListenerReport
 def _tidy(call: _Cdp) -> None:
     # Leave the page as it was: no debugger attached, no objects held.
     call.deadline = max(call.deadline, time.monotonic() + 1.0)
-    for method, params in (("Debugger.disable", {}), ("Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP})):
-        try:
+    for method, params in (
+        ("Debugger.disable", {}),
+        ("Runtime.releaseObjectGroup", {"objectGroup": OBJECT_GROUP}),
+    ):
+        with contextlib.suppress(Exception):
             call.cdp.send(method, params, timeout=1000)
-        except Exception:
-            pass
 
 
 def _read(call: _Cdp, report: ListenerReport) -> None:
@@ -402,26 +422,44 @@ def _read(call: _Cdp, report: ListenerReport) -> None:
         frame_id = dom.nodes[owner].frame_id if owner else str(main.get("id", ""))
         f = frames.get(frame_id, {})
         if owner and f and f.get("securityOrigin") != origin:
-            report.failures.append(f"frame {dom.selector(owner)} is of another origin ({f.get('securityOrigin')}): not read")
+            report.failures.append(
+                f"frame {dom.selector(owner)} is of another origin ({f.get('securityOrigin')}): not read"
+            )
             continue
         readable.append(doc)
     for bid, n in dom.nodes.items():
         if n.name in ("IFRAME", "FRAME") and not n.content_doc:
             src = n.attrs.get("src", "")
-            report.failures.append(f"frame {dom.selector(bid)} ({src[:80]}) not readable (another process or not loaded)")
+            report.failures.append(
+                f"frame {dom.selector(bid)} ({src[:80]}) not readable (another process or not loaded)"
+            )
 
     listeners: list[_Listener] = []
-    root_obj = call.send("DOM.resolveNode", {"backendNodeId": dom.docs[0], "objectGroup": OBJECT_GROUP})
+    root_obj = call.send(
+        "DOM.resolveNode", {"backendNodeId": dom.docs[0], "objectGroup": OBJECT_GROUP}
+    )
     if root_obj:
         # All elements of all frames in one call (pierce crosses into same-process frames).
-        got_l = call.send("DOMDebugger.getEventListeners", {"objectId": root_obj["object"]["objectId"], "depth": -1, "pierce": True})
+        got_l = call.send(
+            "DOMDebugger.getEventListeners",
+            {"objectId": root_obj["object"]["objectId"], "depth": -1, "pierce": True},
+        )
         for raw in (got_l or {}).get("listeners", [])[:MAX_LISTENERS]:
             bid = int(raw.get("backendNodeId", 0))
             node = dom.nodes.get(bid)
             doc = node.doc if node else dom.docs[0]
             if doc not in readable:
                 continue
-            listeners.append(_Listener(raw["type"], bid, doc, str(raw.get("scriptId", "")), int(raw.get("lineNumber", 0)), int(raw.get("columnNumber", 0))))
+            listeners.append(
+                _Listener(
+                    raw["type"],
+                    bid,
+                    doc,
+                    str(raw.get("scriptId", "")),
+                    int(raw.get("lineNumber", 0)),
+                    int(raw.get("columnNumber", 0)),
+                )
+            )
         if got_l and len(got_l.get("listeners", [])) > MAX_LISTENERS:
             report.failures.append(f"more than {MAX_LISTENERS} listeners: read in part")
     for doc in readable:
@@ -431,15 +469,31 @@ def _read(call: _Cdp, report: ListenerReport) -> None:
         # `window` is non-configurable: the page cannot make reading it run its code.
         win = call.send(
             "Runtime.callFunctionOn",
-            {"objectId": obj["object"]["objectId"], "functionDeclaration": "function () { return window; }", "objectGroup": OBJECT_GROUP, "silent": True},
+            {
+                "objectId": obj["object"]["objectId"],
+                "functionDeclaration": "function () { return window; }",
+                "objectGroup": OBJECT_GROUP,
+                "silent": True,
+            },
         )
         win_id = ((win or {}).get("result") or {}).get("objectId")
         if not win_id:
-            report.failures.append(f"the window of {dom.frame_path(doc) or 'the page'} could not be read")
+            report.failures.append(
+                f"the window of {dom.frame_path(doc) or 'the page'} could not be read"
+            )
             continue
         got_w = call.send("DOMDebugger.getEventListeners", {"objectId": win_id})
         for raw in (got_w or {}).get("listeners", [])[:MAX_LISTENERS]:
-            listeners.append(_Listener(raw["type"], 0, doc, str(raw.get("scriptId", "")), int(raw.get("lineNumber", 0)), int(raw.get("columnNumber", 0))))
+            listeners.append(
+                _Listener(
+                    raw["type"],
+                    0,
+                    doc,
+                    str(raw.get("scriptId", "")),
+                    int(raw.get("lineNumber", 0)),
+                    int(raw.get("columnNumber", 0)),
+                )
+            )
 
     # Scripts: enabled after the listeners were read, so that attribute handlers
     # (compiled when first asked for) are among the scripts announced.
@@ -455,20 +509,20 @@ def _read(call: _Cdp, report: ListenerReport) -> None:
         # A `debugger;` statement in the page must not stop it while attached.
         call.send("Debugger.setSkipAllPauses", {"skip": True}, quiet=True)
     finally:
-        try:
+        with contextlib.suppress(Exception):
             call.cdp.remove_listener("Debugger.scriptParsed", on_script)
-        except Exception:
-            pass
     index, probe = _fetch_scripts(call, meta, listeners, report)
     # The bot's own probe listens too (an init script): its listeners are not the game's.
     listeners = [lsn for lsn in listeners if lsn.script_id not in probe]
     state = _State(dom, index, listeners, meta, origin, frames)
     report._state = state
     _targets(report, state)
-    _keys(report, state)
+    _keys(report, state, call)
 
 
-def _fetch_scripts(call: _Cdp, meta: dict[str, dict[str, Any]], listeners: list[_Listener], report: ListenerReport) -> tuple[ScriptIndex, set[str]]:
+def _fetch_scripts(
+    call: _Cdp, meta: dict[str, dict[str, Any]], listeners: list[_Listener], report: ListenerReport
+) -> tuple[ScriptIndex, set[str]]:
     """The sources of the handlers' scripts, then of the other scripts of their frames
     (for the functions, constants and maps they use), within the size limits."""
     wanted = [lsn.script_id for lsn in listeners if lsn.type in KEY_EVENTS + CLICK_EVENTS]
@@ -543,13 +597,23 @@ def _targets(report: ListenerReport, state: _State) -> None:
         elif lsn.type in CLICK_EVENTS:
             node = state.dom.nodes.get(lsn.bid)
             tag = "window" if lsn.bid == 0 else (node.name.lower() if node else "")
-            c = clicks.setdefault((selector, tuple(frame)), ClickTarget(selector, frame, tag, [], []))
+            c = clicks.setdefault(
+                (selector, tuple(frame)), ClickTarget(selector, frame, tag, [], [])
+            )
             if lsn.type not in c.events:
                 c.events.append(lsn.type)
             if where not in c.handlers and len(c.handlers) < 5:
                 c.handlers.append(where)
                 c.roles = sorted(set(c.roles) | {r for r, _ in _handler_roles(state, lsn)})
-    order = {"window": 0, "document": 1, "body": 2, "canvas": 3, "input": 4, "textarea": 4, "element": 5}
+    order = {
+        "window": 0,
+        "document": 1,
+        "body": 2,
+        "canvas": 3,
+        "input": 4,
+        "textarea": 4,
+        "element": 5,
+    }
     report.key_targets = sorted(keys.values(), key=lambda t: order.get(t.kind, 9))
     report.click_targets = list(clicks.values())[:300]
 
@@ -566,14 +630,18 @@ def _handler_text(state: _State, lsn: _Listener, limit: int) -> str:
         return ""
     m = state.script_meta.get(lsn.script_id, {})
     start_line, start_col = int(m.get("startLine", 0)), int(m.get("startColumn", 0))
-    pos = offset_of(script.source, lsn.line - start_line, lsn.column - (start_col if lsn.line == start_line else 0))
+    pos = offset_of(
+        script.source,
+        lsn.line - start_line,
+        lsn.column - (start_col if lsn.line == start_line else 0),
+    )
     fn = function_at(script.source, pos, max_chars=20_000)
     if fn is None:
         return script.source[:limit] if pos == 0 else ""
     return script.source[fn.body_start : min(fn.body_end, fn.body_start + limit)]
 
 
-def _keys(report: ListenerReport, state: _State) -> None:
+def _keys(report: ListenerReport, state: _State, call: _Cdp) -> None:
     reader = HandlerReader(state.index)
     seen: set[tuple[str, int, int]] = set()
     hits: list[tuple[KeyHit, str]] = []
@@ -587,16 +655,28 @@ def _keys(report: ListenerReport, state: _State) -> None:
             continue
         seen.add(spot)
         if lsn.script_id not in state.index.scripts:
-            report.failures.append(f"the source of a {lsn.type} handler ({_where(state, lsn)}) is not readable")
+            report.failures.append(
+                f"the source of a {lsn.type} handler ({_where(state, lsn)}) is not readable"
+            )
             failed += 1
             continue
         if len(seen) > MAX_HANDLERS:
             report.failures.append(f"more than {MAX_HANDLERS} keyboard handlers: read in part")
             break
+        if call.left_ms() < 0:
+            report.failures.append("out of time reading the handlers: read in part")
+            break
         game_handlers += 1
         m = state.script_meta.get(lsn.script_id, {})
         where = _where(state, lsn)
-        result = reader.read(lsn.script_id, lsn.line, lsn.column, int(m.get("startLine", 0)), int(m.get("startColumn", 0)), lsn.type)
+        result = reader.read(
+            lsn.script_id,
+            lsn.line,
+            lsn.column,
+            int(m.get("startLine", 0)),
+            int(m.get("startColumn", 0)),
+            lsn.type,
+        )
         for name, kind in sorted(result.held.items())[:4]:
             reader.held_loops(lsn.script_id, name, kind, result)
         found = list(result.hits)
@@ -620,7 +700,16 @@ def _keys(report: ListenerReport, state: _State) -> None:
             report.failures.append(f"the {lsn.type} handler at {where} {why}")
             notes.append(why)
             failed += 1
-        report.handlers.append(HandlerInfo(lsn.type, selector, state.dom.frame_path(lsn.bid or lsn.frame_doc), where, sorted({h.key for h in found}), notes[:6]))
+        report.handlers.append(
+            HandlerInfo(
+                lsn.type,
+                selector,
+                state.dom.frame_path(lsn.bid or lsn.frame_doc),
+                where,
+                sorted({h.key for h in found}),
+                notes[:6],
+            )
+        )
         hits += [(h, where) for h in found]
     library = any("library" in f for f in report.failures)
     if library or game_handlers == 0:
@@ -635,15 +724,22 @@ def _keys(report: ListenerReport, state: _State) -> None:
                 reader.held_loops(sid, name, kind, result)
                 found += held_polls(state.index, sid, name)
             found += [h for h in result.hits if h not in found]
-            report.handlers.append(HandlerInfo(event, "(library)", [], where, sorted({h.key for h in found}), []))
+            report.handlers.append(
+                HandlerInfo(event, "(library)", [], where, sorted({h.key for h in found}), [])
+            )
             hits += [(h, where) for h in found]
             game_handlers += 1
     held = any(h.notes and any("held" in n for n in h.notes) for h in report.handlers)
+    if call.left_ms() < 0:
+        report.keys = _merge(hits)
+        return
     if held or failed or game_handlers == 0 or len({h.key for h, _ in hits}) < 4:
         # An input helper asked about keys (`input.isDown('ArrowLeft')`).
         hits += [(h, "key query") for h in key_queries(state.index)]
     if game_handlers == 0 and not failed and not hits:
-        report.failures.append("no keyboard listener found (keys may be polled by a library or read from another frame)")
+        report.failures.append(
+            "no keyboard listener found (keys may be polled by a library or read from another frame)"
+        )
     if failed or len({h.key for h, _ in hits}) < 2:
         # The handlers did not explain the controls: what whole scripts compare is the
         # next best hint (marked as such).
@@ -666,7 +762,7 @@ def _merge(hits: list[tuple[KeyHit, str]]) -> list[FoundKey]:
         if where not in k.where and len(k.where) < 6:
             k.where.append(where)
         if hit.roles and not hit.negated:
-            role, evidence = hit.roles[0]
+            role = hit.roles[0][0]
             votes.setdefault(hit.key, {})[role] = votes.setdefault(hit.key, {}).get(role, 0) + 1
             for r, e in hit.roles:
                 k.roles.setdefault(r, e)
@@ -680,7 +776,14 @@ def _merge(hits: list[tuple[KeyHit, str]]) -> list[FoundKey]:
 
 
 # ---- start candidates --------------------------------------------------------------------------
-_START_NAME = re.compile(r"(?:^|[^a-z])(start|play|begin|restart|new_?game|resume|go|launch|jouer|jugar|spiel|kaishi)(?:[^a-z]|$)", re.I)
+_START_NAME = re.compile(
+    r"(?:^|[^a-z])(start|play|begin|restart|new_?game|resume|go|launch|jouer|jugar|spiel|kaishi)(?:[^a-z]|$)",
+    re.I,
+)
+# What a handler does besides the game (code identifiers): a tie-breaker against it.
+_SIDE_ACTION = re.compile(
+    r"sound|mute|music|audio|volume|fullscreen|help|setting|option|theme|lang|share|cookie", re.I
+)
 _CLICK_FORMS = {"BUTTON", "A", "SUMMARY", "LABEL"}
 _BUTTON_INPUTS = {"button", "submit", "image", "reset"}
 _TEXT_INPUTS = {"", "text", "search", "email"}
@@ -716,7 +819,9 @@ class _Box:
         return (dx * dx + dy * dy) ** 0.5
 
 
-def start_candidates(page: Any, cdp: Any, report: ListenerReport, budget_s: float = 5.0, limit: int = 12) -> list[StartCandidate]:
+def start_candidates(
+    page: Any, cdp: Any, report: ListenerReport, budget_s: float = 5.0, limit: int = 12
+) -> list[StartCandidate]:
     """What to try, in order, to start the game (see the module's docstring)."""
     del page
     state: _State | None = report._state
@@ -742,16 +847,35 @@ def _key_candidates(report: ListenerReport) -> list[StartCandidate]:
     for k in report.keys:
         if "start" in k.roles:
             score = 4.5 if k.role in ("start", "pause") else 3.0
-            out.append(StartCandidate("key", key=k.key, name=repr(k.key), score=score, reasons=[f"its branch starts the game: {k.roles['start']}"]))
+            out.append(
+                StartCandidate(
+                    "key",
+                    key=k.key,
+                    name=repr(k.key),
+                    score=score,
+                    reasons=[f"its branch starts the game: {k.roles['start']}"],
+                )
+            )
         elif k.role == "pause":
-            out.append(StartCandidate("key", key=k.key, name=repr(k.key), score=2.5, reasons=[f"its branch pauses or resumes: {k.roles['pause']}"]))
+            out.append(
+                StartCandidate(
+                    "key",
+                    key=k.key,
+                    name=repr(k.key),
+                    score=2.5,
+                    reasons=[f"its branch pauses or resumes: {k.roles['pause']}"],
+                )
+            )
     return out
 
 
 def _layout(call: _Cdp, dom: _Dom) -> dict[int, _Box]:
     """Every laid-out element's box (in page coordinates), paint order and a few styles."""
     styles = ["display", "visibility", "opacity", "cursor", "position", "pointer-events"]
-    snap = call.send("DOMSnapshot.captureSnapshot", {"computedStyles": styles, "includePaintOrder": True, "includeDOMRects": True})
+    snap = call.send(
+        "DOMSnapshot.captureSnapshot",
+        {"computedStyles": styles, "includePaintOrder": True, "includeDOMRects": True},
+    )
     boxes: dict[int, _Box] = {}
     if not snap:
         return boxes
@@ -776,7 +900,11 @@ def _layout(call: _Cdp, dom: _Dom) -> dict[int, _Box]:
             bid = bids[idx]
             b = layout["bounds"][n]
             st = {name: s(v) for name, v in zip(styles, layout["styles"][n], strict=False)}
-            paint = layout.get("paintOrders", [0] * (n + 1))[n] if n < len(layout.get("paintOrders", [])) else 0
+            paint = (
+                layout.get("paintOrders", [0] * (n + 1))[n]
+                if n < len(layout.get("paintOrders", []))
+                else 0
+            )
             boxes[bid] = _Box(b[0] + ox, b[1] + oy, b[2], b[3], paint, st)
     return boxes
 
@@ -826,7 +954,11 @@ def _board(state: _State, boxes: dict[int, _Box]) -> tuple[int, _Box] | None:
     many equal cells (a DOM game), else None."""
     best: tuple[float, int] | None = None
     for bid, n in state.dom.nodes.items():
-        if n.name not in ("CANVAS", "svg", "SVG") or bid not in boxes or not _visible(state, boxes, bid):
+        if (
+            n.name not in ("CANVAS", "svg", "SVG")
+            or bid not in boxes
+            or not _visible(state, boxes, bid)
+        ):
             continue
         b = boxes[bid]
         if b.w >= 80 and b.h >= 120 and (best is None or b.area > best[0]):
@@ -841,17 +973,28 @@ def _board(state: _State, boxes: dict[int, _Box]) -> tuple[int, _Box] | None:
                 cb = boxes[c]
                 sizes[(round(cb.w), round(cb.h))] = sizes.get((round(cb.w), round(cb.h)), 0) + 1
             (w, h), count = max(sizes.items(), key=lambda kv: kv[1])
-            if count >= 40 and 4 <= w <= 80 and 4 <= h <= 80 and (best is None or boxes[bid].area > best[0]):
+            if (
+                count >= 40
+                and 4 <= w <= 80
+                and 4 <= h <= 80
+                and (best is None or boxes[bid].area > best[0])
+            ):
                 best = (boxes[bid].area, bid)
         # A table of cells: the rows hold the cells.
         if best is None:
             for bid, n in state.dom.nodes.items():
                 if n.name == "TABLE" and bid in boxes and boxes[bid].area >= 20_000:
-                    best = (boxes[bid].area, bid) if best is None or boxes[bid].area > best[0] else best
+                    best = (
+                        (boxes[bid].area, bid)
+                        if best is None or boxes[bid].area > best[0]
+                        else best
+                    )
     return (best[1], boxes[best[1]]) if best else None
 
 
-def _rank(state: _State, report: ListenerReport, boxes: dict[int, _Box], names: dict[int, tuple[str, str]]) -> list[StartCandidate]:
+def _rank(
+    state: _State, report: ListenerReport, boxes: dict[int, _Box], names: dict[int, tuple[str, str]]
+) -> list[StartCandidate]:
     dom = state.dom
     board = _board(state, boxes)
     board_bid, board_box = board if board else (0, None)
@@ -882,25 +1025,61 @@ def _rank(state: _State, report: ListenerReport, boxes: dict[int, _Box], names: 
         tag = n.name.upper()
         input_type = n.attrs.get("type", "").lower()
         listens = own.get(bid, [])
-        is_button = tag == "BUTTON" or role in ("button", "menuitem") or (tag == "INPUT" and input_type in _BUTTON_INPUTS)
-        is_link = tag == "A" and "href" in n.attrs
-        pointer = boxes.get(bid) is not None and boxes[bid].style.get("cursor") == "pointer" and not (
-            n.parent in boxes and boxes[n.parent].style.get("cursor") == "pointer"
+        is_button = (
+            tag == "BUTTON"
+            or role in ("button", "menuitem")
+            or (tag == "INPUT" and input_type in _BUTTON_INPUTS)
         )
-        by_name = bool(named) and (n.attrs.get("id") in named or bool(set(n.attrs.get("class", "").split()) & named))
-        fillable = tag in ("INPUT", "TEXTAREA") and (tag == "TEXTAREA" or input_type in _TEXT_INPUTS)
-        if not (listens or is_button or is_link or pointer or by_name or "onclick" in n.attrs or fillable):
+        is_link = tag == "A" and "href" in n.attrs
+        pointer = (
+            boxes.get(bid) is not None
+            and boxes[bid].style.get("cursor") == "pointer"
+            and not (n.parent in boxes and boxes[n.parent].style.get("cursor") == "pointer")
+        )
+        by_name = bool(named) and (
+            n.attrs.get("id") in named or bool(set(n.attrs.get("class", "").split()) & named)
+        )
+        fillable = tag in ("INPUT", "TEXTAREA") and (
+            tag == "TEXTAREA" or input_type in _TEXT_INPUTS
+        )
+        if not (
+            listens
+            or is_button
+            or is_link
+            or pointer
+            or by_name
+            or "onclick" in n.attrs
+            or fillable
+        ):
             continue
         if not _visible(state, boxes, bid):
             continue
         box = boxes[bid]
         selector = dom.selector(bid)
         frame = dom.frame_path(bid)
-        text = ax_name or dom.text(bid) or n.attrs.get("alt", "") or n.attrs.get("title", "") or n.attrs.get("aria-label", "")
+        text = (
+            ax_name
+            or dom.text(bid)
+            or n.attrs.get("alt", "")
+            or n.attrs.get("title", "")
+            or n.attrs.get("aria-label", "")
+        )
         if fillable:
-            if selector in key_inputs or n.attrs.get("value") or "disabled" in n.attrs or "readonly" in n.attrs or box.w < 40:
+            if (
+                selector in key_inputs
+                or n.attrs.get("value")
+                or "disabled" in n.attrs
+                or "readonly" in n.attrs
+                or box.w < 40
+            ):
                 continue
-            c = StartCandidate("fill", selector, frame, name=text or n.attrs.get("placeholder", "") or n.attrs.get("name", ""), box=(box.x, box.y, box.w, box.h))
+            c = StartCandidate(
+                "fill",
+                selector,
+                frame,
+                name=text or n.attrs.get("placeholder", "") or n.attrs.get("name", ""),
+                box=(box.x, box.y, box.w, box.h),
+            )
             c.score = 3.0
             c.reasons.append("an empty text field (a name to give before playing)")
             form = next((a for a in dom.ancestors(bid) if dom.nodes[a].name == "FORM"), 0)
@@ -913,10 +1092,14 @@ def _rank(state: _State, report: ListenerReport, boxes: dict[int, _Box], names: 
             _place(c, box, board_box, boxes, bid, board_bid, dom)
             cands[bid] = c
             continue
-        c = StartCandidate("click", selector, frame, name=text[:60], box=(box.x, box.y, box.w, box.h))
+        c = StartCandidate(
+            "click", selector, frame, name=text[:60], box=(box.x, box.y, box.w, box.h)
+        )
         if listens:
             c.score += 3.0
-            c.reasons.append(f"has its own {'/'.join(sorted({lsn.type for lsn in listens}))} listener")
+            c.reasons.append(
+                f"has its own {'/'.join(sorted({lsn.type for lsn in listens}))} listener"
+            )
         elif "onclick" in n.attrs:
             c.score += 3.0
             c.reasons.append("has an onclick attribute")
@@ -955,13 +1138,24 @@ def _rank(state: _State, report: ListenerReport, boxes: dict[int, _Box], names: 
         # Tie-breakers: what its handler does (a start, or a pause, sound or help), and
         # a start-like identifier. Never more than a point.
         roles = {r for lsn in listens[:3] for r, _ in _handler_roles(state, lsn)}
+        side = any(_SIDE_ACTION.search(_handler_text(state, lsn, 300)) for lsn in listens[:3])
         if "start" in roles:
             c.score += 0.75
             c.reasons.append("its handler starts something")
         elif "pause" in roles:
             c.score -= 0.75
             c.reasons.append("its handler pauses")
-        ident = " ".join([n.attrs.get("id", ""), n.attrs.get("class", ""), n.attrs.get("src", "").rsplit("/", 1)[-1], n.attrs.get("name", "")])
+        elif side:
+            c.score -= 0.75
+            c.reasons.append("its handler changes a setting (sound, help, language...)")
+        ident = " ".join(
+            [
+                n.attrs.get("id", ""),
+                n.attrs.get("class", ""),
+                n.attrs.get("src", "").rsplit("/", 1)[-1],
+                n.attrs.get("name", ""),
+            ]
+        )
         if _START_NAME.search(re.sub(r"([a-z])([A-Z])", r"\1 \2", ident)):
             c.score += 0.5
             c.reasons.append("a start-like id, class or file name")
@@ -976,7 +1170,15 @@ def _rank(state: _State, report: ListenerReport, boxes: dict[int, _Box], names: 
     return out
 
 
-def _place(c: StartCandidate, box: _Box, board: _Box | None, boxes: dict[int, _Box], bid: int, board_bid: int, dom: _Dom) -> None:
+def _place(
+    c: StartCandidate,
+    box: _Box,
+    board: _Box | None,
+    boxes: dict[int, _Box],
+    bid: int,
+    board_bid: int,
+    dom: _Dom,
+) -> None:
     """Score where a candidate is: on the board, by it, covering it, painted over it."""
     if board is None:
         c.score += 0.5  # no board in sight: whatever is shown may lead to it
@@ -986,7 +1188,8 @@ def _place(c: StartCandidate, box: _Box, board: _Box | None, boxes: dict[int, _B
         return
     covering = box.overlap(board) >= 0.6 * board.area
     if covering and box.paint > board.paint:
-        c.score += 3.0
+        # The board cannot be played while something lies over it.
+        c.score += 5.0
         c.reasons.append("covers the board (an overlay)")
     elif board.contains(cx, cy):
         c.score += 3.0 if box.paint >= board.paint else 1.0
@@ -1014,7 +1217,9 @@ def _form_button(dom: _Dom, form: int) -> int:
         n = dom.nodes.get(b)
         if n is None:
             continue
-        if n.name == "BUTTON" or (n.name == "INPUT" and n.attrs.get("type", "").lower() in ("submit", "button", "image")):
+        if n.name == "BUTTON" or (
+            n.name == "INPUT" and n.attrs.get("type", "").lower() in ("submit", "button", "image")
+        ):
             return b
         stack.extend(n.children)
     return 0
