@@ -246,12 +246,6 @@ class _Dom:
             for kid in reversed(kids):
                 stack.append((kid, bid, doc))
 
-    def is_element(self, bid: int) -> bool:
-        n = self.nodes.get(bid)
-        return (bool(n) and not n.name.startswith("#") and n.name != "HTML") or bool(
-            n and n.name == "HTML"
-        )
-
     def frame_path(self, bid: int) -> list[str]:
         """Selectors of the iframes that hold `bid`, outermost first."""
         path: list[str] = []
@@ -784,7 +778,6 @@ _START_NAME = re.compile(
 _SIDE_ACTION = re.compile(
     r"sound|mute|music|audio|volume|fullscreen|help|setting|option|theme|lang|share|cookie", re.I
 )
-_CLICK_FORMS = {"BUTTON", "A", "SUMMARY", "LABEL"}
 _BUTTON_INPUTS = {"button", "submit", "image", "reset"}
 _TEXT_INPUTS = {"", "text", "search", "email"}
 
