@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_pipeline.bot.browser import CHROMIUM_ARGS, chromium_executable  # noqa: E402
 from bench_pipeline.bot.evaluate import PROBE  # noqa: E402
+from bench_pipeline.bot.readers.js_keys import key_from_name  # noqa: E402
 from bench_pipeline.bot.readers.page_code import (  # noqa: E402
     ListenerReport,
     StartCandidate,
@@ -140,7 +141,12 @@ def _matches(page: Any, cand: StartCandidate, label: str) -> bool:
 
 def measure(browser: Any, game: Game, reports: dict[str, Any]) -> Row:
     row = Row(game.id)
-    labelled = {role: key for role, key in game.controls.items() if role in ROLES and key}
+    # Labels name Space as " " or "Space": compared as Playwright names.
+    labelled = {
+        role: key_from_name(key) or key
+        for role, key in game.controls.items()
+        if role in ROLES and key
+    }
     row.labelled = len(labelled)
     row.start_label = game.start
     context = browser.new_context(viewport={"width": 1280, "height": 900})

@@ -1002,6 +1002,10 @@ def _rank(
         else:
             own.setdefault(lsn.bid, []).append(lsn)
     key_inputs = {t.selector for t in report.key_targets if t.kind in ("input", "textarea")}
+    # Forms that listen for their submit (a menu of radio choices sent by a click or Enter).
+    submitting = {
+        lsn.bid for lsn in state.listeners if lsn.type == "submit" and _is_game(state, lsn)
+    }
     # Ids and classes a page-wide click handler names (`e.target.id === 'start'`).
     named: set[str] = set()
     for lsn in delegated[:10]:
@@ -1024,6 +1028,9 @@ def _rank(
             or (tag == "INPUT" and input_type in _BUTTON_INPUTS)
         )
         is_link = tag == "A" and "href" in n.attrs
+        is_choice = role in ("radio", "menuitemradio", "option", "tab") or (
+            tag == "LABEL" and any(a in submitting for a in dom.ancestors(bid, 8))
+        )
         pointer = (
             boxes.get(bid) is not None
             and boxes[bid].style.get("cursor") == "pointer"
@@ -1039,6 +1046,7 @@ def _rank(
             listens
             or is_button
             or is_link
+            or is_choice
             or pointer
             or by_name
             or "onclick" in n.attrs
@@ -1115,6 +1123,12 @@ def _rank(
         elif tag in ("IMG", "SVG", "svg") or role in ("img", "image"):
             c.score += 0.5
             c.reasons.append("an image")
+        elif is_choice:
+            c.score += 1.0
+            c.reasons.append("a choice in a menu")
+        if submitting and any(a in submitting for a in dom.ancestors(bid, 8)):
+            c.score += 1.5
+            c.reasons.append("in a form the game listens to")
         if pointer:
             c.score += 1.0
             c.reasons.append("a pointer cursor")
