@@ -177,7 +177,7 @@ class ControlDiscovery(BotCore):
         """Left, then right; a left probe put off because the piece was against the left
         wall (a game spawning in the top-left corner) is made once right is known."""
         self._read_key_prior()
-        left, right = self.keys.order(LEFT_KEYS), self.keys.order(RIGHT_KEYS)
+        left, right = self.keys.order(LEFT_KEYS, "left"), self.keys.order(RIGHT_KEYS, "right")
         deferred = not self.discover_horizontal("left", left, -1, defer=True)
         self.discover_horizontal("right", right, +1)
         if deferred:
@@ -200,7 +200,7 @@ class ControlDiscovery(BotCore):
 
     def _read_key_prior(self) -> None:
         """The page's code, collected by the probe since the start (a moment at most)."""
-        if self.keys.known:
+        if self.keys.text is not None:
             return
         # Collected on the first page; a page followed since (a menu page's Play button
         # opened the game's page) has not begun: begin it now (a no-op when begun).
@@ -212,8 +212,8 @@ class ControlDiscovery(BotCore):
             if text is not None:
                 break
             self.s.wait(0.1)
-        self.keys = prior_from(text)
-        if self.keys.known:
+        self.keys = prior_from(text).with_handlers(self.handler_keys)
+        if self.keys.text:
             self.log.note(f"read {len(self.keys.text or ''):,} characters of the page's code")
 
     def _away_from_wall(self, cells: set[B.Cell], sign: int) -> set[B.Cell] | None:
@@ -285,7 +285,7 @@ class ControlDiscovery(BotCore):
         tried = 0
         keys = [
             k
-            for k in self.keys.to_try(ROTATE_KEYS)
+            for k in self.keys.to_try(ROTATE_KEYS, "rotate")
             if k not in self.controls.values() and k not in self.pause_keys
         ]  # not the keys known to move or drop the piece, or to pause the game
         for index, key in enumerate(keys):

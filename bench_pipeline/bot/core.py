@@ -12,11 +12,13 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
 from bench_pipeline.bot import board as B
 from bench_pipeline.bot.geometry import BoardGeometry
+from bench_pipeline.bot.readers.page_code import KeyTarget, ListenerReport
 from bench_pipeline.bot.session import MIN_THRESHOLD, Frame, GameSession
 from bench_pipeline.bot.source_keys import KeyPrior
 from bench_pipeline.bot.timings import TIMINGS
@@ -58,6 +60,10 @@ def faint_piece(
             continue
         return group
     return None
+
+
+class StateSampler(Protocol):
+    def sample(self) -> dict[str, Any] | None: ...
 
 
 def _plain(value: object) -> object:
@@ -119,6 +125,16 @@ class BotCore:
         self.last_piece_at: float | None = None  # log time the last piece played began
         # Which keys the page's code mentions: probes try those first (source_keys.py).
         self.keys = KeyPrior()
+        # Keys read from the game's own keyboard handlers, with a role hint each
+        # (readers/page_code.py), and the element that must hold the keyboard focus when
+        # the game listens on one element only (a canvas, a hidden input).
+        self.handler_keys: dict[str, str | None] = {}
+        self.listeners: ListenerReport | None = None
+        self.key_target: KeyTarget | None = None
+        # The game's own state (readers/state.py), once found after the start; None where
+        # the page gave none to read.
+        self.state_reader: StateSampler | None = None
+        self._last_state_sample = -1.0
 
     # ---- the log -----------------------------------------------------------------------
     def observe(
@@ -161,7 +177,22 @@ class BotCore:
             self.s.wait(0.04)
             frame = self._masked(self.s.read())
         self.last_frame = frame
+        self.sample_state()
         return frame
+
+    def sample_state(self, force: bool = False) -> None:
+        """Re-read the game's own state (the objects the state reader found, by reference:
+        cheap) beside the field's read, at most every `state_sample_every_s`."""
+        reader = self.state_reader
+        if reader is None:
+            return
+        now = self.log.now()
+        if not force and now - self._last_state_sample < TIMINGS.state_sample_every_s:
+            return
+        self._last_state_sample = now
+        sample = reader.sample()
+        if sample:
+            self.log.state_samples.append((now, sample))
 
     def _masked(self, frame: Frame) -> Frame:
         """The frame without the cells of an overlay drawn over the field (a copy: the

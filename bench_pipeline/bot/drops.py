@@ -23,7 +23,7 @@ class DropDiscovery(BotCore):
     """Phase 2: the soft drop and the hard drop."""
 
     def discover_soft_drop(self) -> None:
-        for key in self.keys.to_try(DOWN_KEYS):
+        for key in self.keys.to_try(DOWN_KEYS, "down"):
             if key in self.controls.values() or key in self.pause_keys:
                 continue
             cells = self.fresh_piece()
@@ -148,7 +148,15 @@ class DropDiscovery(BotCore):
         if self.controls["hard_drop"] is not None:
             return  # the down key turned out to be a hard drop
         untried: list[str] = []
-        for key in self.keys.to_try(HARD_DROP_KEYS):
+        # A key the game's handlers use for a move down, or for something their code did
+        # not show, and not yet taken for another control may be its hard drop (ArrowDown
+        # drops to the floor in some games).
+        downs = tuple(
+            k
+            for k, role in self.handler_keys.items()
+            if role in ("down", "hard_drop", None) and k not in HARD_DROP_KEYS
+        )
+        for key in self.keys.to_try(HARD_DROP_KEYS + downs, "hard_drop"):
             if (
                 key
                 in (

@@ -92,6 +92,18 @@ class GameSession:
         self.plain_evaluation = False
         self._url = page.url  # the page last asked: a new one is waited for once
         self.slow_answers = 0  # timeouts of a page that still answered (a loaded machine)
+        self._cdp: Any = None  # the DevTools session the code and state readers share
+
+    def cdp(self) -> Any:
+        """The page's DevTools (CDP) session, opened once; None where it cannot be (the
+        readers of the game's code and state then give way to the screen alone)."""
+        if self._cdp is None and not self.gone:
+            try:
+                self._cdp = self.page.context.new_cdp_session(self.page)
+            except PlaywrightError as error:
+                self.log.note(f"no DevTools session: {str(error).splitlines()[0][:120]}")
+                self._cdp = False
+        return self._cdp or None
 
     # ---- page state -------------------------------------------------------------------
     @property

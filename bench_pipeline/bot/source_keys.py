@@ -73,33 +73,52 @@ def _mentioned(text: str, key: str) -> bool:
 
 @dataclass
 class KeyPrior:
-    """The keys a page's scripts mention, among those asked about (None: no source read)."""
+    """The keys a page's code handles, among those asked about (nothing known: every key
+    may be handled).
+
+    Two sources, best first: the keys read from the game's own keyboard handlers
+    (`handled`, with a role hint per key where the handler's branch shows what it does:
+    readers/page_code.py), and the keys its scripts mention anywhere (`text`)."""
 
     text: str | None = None
+    handled: frozenset[str] = frozenset()
+    roles: dict[str, tuple[str, ...]] = field(default_factory=dict)  # role -> keys hinted
     _cache: dict[str, bool] = field(default_factory=dict)
     trusted: bool = False  # the found controls were all mentioned: unmentioned keys skipped
 
     @property
     def known(self) -> bool:
-        return bool(self.text)
+        return bool(self.text) or bool(self.handled)
 
     def mentions(self, key: str) -> bool:
-        """True when the code mentions `key`, or nothing is known of the code."""
-        if not self.text:
+        """True when the code handles or mentions `key`, or nothing is known of the code."""
+        if key in self.handled:
             return True
+        if not self.text:
+            return not self.handled
         if key not in self._cache:
             self._cache[key] = _mentioned(self.text, key)
         return self._cache[key]
 
-    def order(self, keys: Iterable[str]) -> list[str]:
-        """`keys` with the mentioned ones first (each group in its original order)."""
-        keys = list(keys)
-        return [k for k in keys if self.mentions(k)] + [k for k in keys if not self.mentions(k)]
+    def order(self, keys: Iterable[str], role: str | None = None) -> list[str]:
+        """The keys to probe for `role`: the keys the game's handlers use for that role
+        first (even where they are not among `keys`), then `keys` with the handled and
+        mentioned ones first (each group in its original order)."""
+        hinted = [k for k in self.roles.get(role or "", ()) if k]
+        keys = [k for k in keys if k not in hinted]
+        first = [k for k in keys if k in self.handled]
+        rest = [k for k in keys if k not in self.handled]
+        return (
+            hinted
+            + first
+            + [k for k in rest if self.mentions(k)]
+            + [k for k in rest if not self.mentions(k)]
+        )
 
-    def to_try(self, keys: Iterable[str]) -> list[str]:
-        """The keys worth a probe: all of them in mention order, or only the mentioned
-        ones once the prior is trusted."""
-        ordered = self.order(keys)
+    def to_try(self, keys: Iterable[str], role: str | None = None) -> list[str]:
+        """The keys worth a probe: all of them in that order, or only the handled and
+        mentioned ones once the prior is trusted (blind probing is the fallback)."""
+        ordered = self.order(keys, role)
         return [k for k in ordered if self.mentions(k)] if self.trusted else ordered
 
     def confirm(self, found: Iterable[str | None]) -> bool:
@@ -110,6 +129,18 @@ class KeyPrior:
 
     def unmentioned(self, keys: Iterable[str]) -> list[str]:
         return [k for k in keys if not self.mentions(k)]
+
+    def with_handlers(self, keys: dict[str, str | None]) -> KeyPrior:
+        """This prior with the keys read from the game's handlers (key -> role hint)."""
+        roles: dict[str, list[str]] = {}
+        for key, role in keys.items():
+            if role:
+                roles.setdefault(role, []).append(key)
+        return KeyPrior(
+            self.text,
+            frozenset(keys),
+            {role: tuple(found) for role, found in roles.items()},
+        )
 
 
 def prior_from(text: object) -> KeyPrior:

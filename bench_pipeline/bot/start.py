@@ -16,6 +16,12 @@ import numpy as np
 from bench_pipeline.bot import board as B
 from bench_pipeline.bot.core import SPAWN_ROWS, BotCore
 from bench_pipeline.bot.geometry import BoardGeometry, trim_walls
+from bench_pipeline.bot.readers.page_code import (
+    StartCandidate,
+    locate,
+    read_listeners,
+    start_candidates,
+)
 from bench_pipeline.bot.session import MIN_THRESHOLD
 from bench_pipeline.bot.timings import TIMINGS
 
@@ -34,6 +40,8 @@ QUICK_WATCH_S = TIMINGS.quick_watch_s
 # times in all before judging it.
 MAX_LOADS = 3
 MAX_VIEWPORT_HEIGHT = 2400  # a taller page is read from its top 2400 px
+# Clicks (or keys) tried from the page's structure when no start word led anywhere.
+MAX_STRUCTURE_STARTS = 5
 
 
 class StartPhase(BotCore):
@@ -60,12 +68,14 @@ class StartPhase(BotCore):
         errors_before = 0
         self.s.evaluate("window.__bench && window.__bench.collectSources()")
         self._fit_viewport()
+        self.read_page_code()
         while True:
             last_load = self.loads >= MAX_LOADS
             threw = len(self.log.page_errors) > errors_before
             if self._start_once(quick=threw and not last_load):
                 if self.loads > 1:
                     self.log.note(f"the game started on page load {self.loads}")
+                self.read_page_code()  # keys bound only when the game began
                 return True
             threw = len(self.log.page_errors) > errors_before
             if not threw or last_load or self.time_left() < 30:
@@ -219,6 +229,8 @@ class StartPhase(BotCore):
             self.started_by_nudge = True
         elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
             self.start_mechanism = f"click:{clicked}"
+        elif not quick and (tried := self._start_from_structure(before, button_watch)):
+            self.start_mechanism = tried
         elif quick:
             return False  # a page that threw on load: load it again first
         else:
@@ -233,7 +245,7 @@ class StartPhase(BotCore):
                 elif (clicked := self._click_start_buttons(before, button_watch)) is not None:
                     self.start_mechanism = f"menu:{menu} then click:{clicked}"
             if self.start_mechanism is None:
-                keys = self.keys.order(START_KEYS)
+                keys = self.keys.order(START_KEYS, "start")
                 for i, key in enumerate(keys):
                     self._unfocus()
                     s.press(key, "start")
@@ -391,6 +403,89 @@ class StartPhase(BotCore):
                 return None
         return None
 
+    def read_page_code(self) -> None:
+        """Read the game's keyboard listeners from its code (CDP): the keys its handlers
+        test, what each seems to do, and where they listen. Probes try those keys first;
+        blind probing of the usual keys is the fallback. Read again once the game started
+        (a game may bind its keys in its start function)."""
+        cdp = self.s.cdp()
+        if cdp is None or self.time_left() < 20:
+            return
+        try:
+            report = read_listeners(self.s.page, cdp, budget_s=4.0)
+        except Exception as error:  # the reader must never stop the bot
+            self.log.note(f"reading the game's listeners failed: {error!r}"[:200])
+            return
+        self.listeners = report
+        self.handler_keys.update({k.key: k.role for k in report.keys})
+        self.keys = self.keys.with_handlers(self.handler_keys)
+        page_wide = any(t.kind in ("window", "document", "body") for t in report.key_targets)
+        own = [t for t in report.key_targets if t.kind in ("canvas", "input", "textarea")]
+        self.key_target = own[0] if own and not page_wide else None
+        hints = ", ".join(
+            f"{'Space' if k.key == ' ' else k.key}={k.role}" for k in report.keys if k.role
+        )
+        where = ", ".join(sorted({t.kind for t in report.key_targets})) or "nowhere found"
+        self.log.note(
+            f"the game's keyboard handlers ({report.ms:.0f} ms): listen on {where}; keys "
+            f"{sorted('Space' if k == ' ' else k for k in self.handler_keys) or 'none'}"
+            + (f"; hints {hints}" if hints else "")
+            + (f"; {'; '.join(report.failures[:2])}" if report.failures else "")
+        )
+
+    def _start_from_structure(self, before: np.ndarray | None, watch: float) -> str | None:
+        """Start the game the way a person would, whatever the words on the page: the
+        elements with a click listener of their own, on or over the board first (an image
+        button, a div overlay, a menu entry in any language), a name field to fill, the
+        keys the handlers treat as a start (readers/page_code.py). The contract's form of
+        what worked, else None."""
+        cdp = self.s.cdp()
+        if cdp is None or self.listeners is None or self.time_left() < 25:
+            return None
+        try:
+            candidates = start_candidates(self.s.page, cdp, self.listeners, budget_s=3.0, limit=8)
+        except Exception as error:
+            self.log.note(f"no start candidates from the page's structure: {error!r}"[:200])
+            return None
+        tried = 0
+        for cand in candidates:
+            if tried >= MAX_STRUCTURE_STARTS or self.time_left() < 20:
+                break
+            if cand.action == "key" and cand.key in self.pause_keys:
+                continue
+            tried += 1
+            self.log.note(
+                f"trying {cand.action} {cand.name or cand.selector or cand.key!r} from the "
+                f"page's structure ({'; '.join(cand.reasons[:2])})"[:300]
+            )
+            try:
+                if cand.action == "key":
+                    self._unfocus()
+                    self.s.press(cand.key, "start (the handlers' start key)")
+                elif cand.action == "fill":
+                    target = locate(self.s.page, cand)
+                    target.fill(PLAYER_NAME, timeout=1500)
+                    if cand.submit:
+                        submit = StartCandidate("click", cand.submit, cand.frame)
+                        locate(self.s.page, submit).click(timeout=1500)
+                    else:
+                        target.press("Enter", timeout=1500)
+                else:
+                    locate(self.s.page, cand).click(timeout=2000)
+            except Exception as error:
+                self.log.note(f"{cand.action} failed: {str(error).splitlines()[0][:120]}")
+                continue
+            self._unfocus()
+            located = self.s.geometry
+            if self._locate() != located:
+                before = self._learn_empty_field()
+            if self._something_started(before, watch):
+                if cand.action == "key":
+                    return f"key:{'Space' if cand.key == ' ' else cand.key}"
+                label = cand.name if cand.name and len(cand.name) <= 40 else cand.selector
+                return f"click:{label}"
+        return None
+
     def _choose_menu_item(self) -> str | None:
         """Choose the first entry of a game-mode menu (Marathon / Sprint, Easy / Hard): some
         games show the field and their Start button only after a mode was chosen."""
@@ -438,6 +533,13 @@ class StartPhase(BotCore):
         if focused and not self.field_focused:
             self.field_focused = True
             self.log.note(f"the keyboard focus goes to the page's <{focused}>: focused it")
+        target = self.key_target
+        if target is not None and not focused:
+            # The game listens for keys on this one element only (its handlers say so):
+            # it gets the focus back after every click, as a player's click gives it.
+            with contextlib.suppress(Exception):
+                element = StartCandidate("click", target.selector, target.frame)
+                locate(self.s.page, element).focus(timeout=1000)
 
     def _relearn_after_start(self) -> None:
         """Learn the background again: an overlay ("press Enter") may have covered it."""
