@@ -56,6 +56,8 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
     H.shapes = null;
     H.scalars = null;
     H.pending = null;
+    H.named = []; // typed arrays found under a name
+    H.setProto(H.named, null);
     H.apply(H.wmSet, H.known, [a1, K_OBJECT]);
     return H;
   }
@@ -71,7 +73,19 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
   const push = (a, v) => {
     a[a.length] = v;
   };
-  const kindOf = (o) => apply(H.wmGet, H.known, [o]);
+  // Runtime.queryObjects does not list typed arrays, but the browser's own length getter
+  // tells one apart (it throws for anything else, a Proxy included, and runs no page code).
+  const kindOf = (o) => {
+    const k = apply(H.wmGet, H.known, [o]);
+    if (k !== undefined) return k;
+    try {
+      apply(H.taLen, o, []);
+    } catch (e) {
+      return undefined;
+    }
+    apply(H.wmSet, H.known, [o, K_TYPED]);
+    return K_TYPED;
+  };
   const setKind = (o, k) => apply(H.wmSet, H.known, [o, k]);
   const isObj = (v) => v !== null && (typeof v === "object" || typeof v === "function");
   // A data property's value; MISSING for an absent property or a getter (never run).
@@ -288,14 +302,15 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
     for (let i = 0; i < rest.length; i++) {
       const o = rest[i];
       if (!isObj(o)) continue;
-      if (kindOf(o) === undefined || a1[i] === K_BAD) setKind(o, a1[i]);
+      if (apply(H.wmGet, H.known, [o]) === undefined || a1[i] === K_BAD) setKind(o, a1[i]);
+      if (a1[i] === K_TYPED && H.named.length < MAX_PENDING) push(H.named, o);
       if (a2[i] >= 0 && apply(H.wmGet, H.pathOf, [o]) === undefined) apply(H.wmSet, H.pathOf, [o, a2[i]]);
     }
     return rest.length;
   }
 
   if (op === "analyze") {
-    // a1: every Array of the heap, a2: every typed array (Runtime.queryObjects),
+    // a1: every Array of the heap (Runtime.queryObjects), a2: unused,
     // a3: {rows, cols, flat: [lengths]}, a4: {paths, shapes: [path indices]}.
     H.paths = a4.paths;
     const heapN = a1.length < MAX_HEAP ? a1.length : MAX_HEAP;
@@ -303,20 +318,11 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
     // made with Object.create(Array.prototype) and the typed arrays' own prototypes.
     for (let i = 0; i < heapN; i++) {
       const o = a1[i];
-      if (kindOf(o) === undefined) setKind(o, H.isArray(o) ? K_ARRAY : K_BAD);
+      if (apply(H.wmGet, H.known, [o]) === undefined) setKind(o, H.isArray(o) ? K_ARRAY : K_BAD);
     }
-    const typedN = a2.length < MAX_HEAP ? a2.length : MAX_HEAP;
-    for (let i = 0; i < typedN; i++) {
-      const o = a2[i];
-      if (kindOf(o) !== undefined) continue;
-      let k = K_TYPED;
-      try {
-        apply(H.taLen, o, []); // the browser's own getter: throws for anything else
-      } catch (e) {
-        k = K_BAD;
-      }
-      setKind(o, k);
-    }
+    // typed arrays: those found under a name (queryObjects does not list them)
+    const typedList = H.named;
+    const typedN = typedList.length;
     const rows = a3.rows;
     const cols = a3.cols;
     const flatLens = a3.flat;
@@ -389,7 +395,7 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
       }
     };
     scanList(a1, heapN, K_ARRAY);
-    scanList(a2, typedN, K_TYPED);
+    scanList(typedList, typedN, K_TYPED);
     // best first (insertion sort of at most MAX_BOARDS)
     for (let i = 1; i < found.length; i++) {
       const c = found[i];
@@ -458,7 +464,7 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
       }
     }
     H.pending = null;
-    return { __proto__: null, boards: out, shapes: shapesOut, heap_arrays: a1.length, heap_typed: a2.length };
+    return { __proto__: null, boards: out, shapes: shapesOut, heap_arrays: a1.length, named_typed: typedN };
   }
 
   if (op === "scalars") {
@@ -509,13 +515,19 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
     const R = lengthOf(o, k);
     if (k !== K_ARRAY || R > 64) return null;
     const rows = arr();
+    let complete = true;
     for (let r = 0; r < R; r++) {
       const row = data(o, r);
       let rk;
       if (typeof row === "string") rk = "s";
       else {
+        // an unknown row goes on the pending list; the others are looked at too, so
+        // that one check by CDP covers every new row
         rk = usable(row);
-        if (rk !== K_ARRAY && rk !== K_TYPED) return null;
+        if (rk !== K_ARRAY && rk !== K_TYPED) {
+          complete = false;
+          continue;
+        }
       }
       const C = rk === "s" ? row.length : lengthOf(row, rk);
       let line = "";
@@ -525,7 +537,7 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
       }
       push(rows, line);
     }
-    return rows;
+    return complete ? rows : null;
   };
 
   if (op === "sample") {

@@ -3,10 +3,11 @@
 Beside the renderer reader (screenshots, DOM), the state reader looks for the game's
 board, the active piece's position, the score and a game-over flag in the page's heap:
 
-- `scan(grid)` finds candidates by shape, not by name: every `Array` and typed array of
-  the heap (`Runtime.queryObjects`, which forces a full garbage collection: never call it
-  while timing the game) that looks like a board (a list of equal rows, or a flat list of
-  rows x cols cells), and the numbers, booleans and short strings held by the page's
+- `scan(grid)` finds candidates by shape, not by name: every `Array` of the heap
+  (`Runtime.queryObjects`, which forces a full garbage collection: never call it while
+  timing the game; it does not list typed arrays, so those count when they are a board's
+  rows or are found under a name) that looks like a board (a list of equal rows, or a
+  flat list of rows x cols cells), and the numbers, booleans and short strings held by the page's
   globals, its top-level `let`/`const`, and the closures of its key listeners (an
   ES-module game keeps its state there). It keeps references to them, out of the game's
   reach (a CDP object group and an object only we hold).
@@ -586,11 +587,6 @@ class StateReader:
             {"prototypeObjectId": protos["array"], "objectGroup": temp},
             SCAN_CALL_MS,
         )["objects"]
-        typed = self._send(
-            "Runtime.queryObjects",
-            {"prototypeObjectId": protos["typed"], "objectGroup": temp},
-            SCAN_CALL_MS,
-        )["objects"]
         for chunk in range(0, len(named), 200):
             part = named[chunk : chunk + 200]
             self._call(
@@ -609,7 +605,7 @@ class StateReader:
             "analyze",
             [
                 _arg(heap),
-                _arg(typed),
+                {},
                 {"value": {"rows": rows, "cols": cols, "flat": flat}},
                 {"value": {"paths": [p.js() for p in ctx.paths], "shapes": shape_paths}},
             ],
@@ -640,7 +636,7 @@ class StateReader:
         self._calibrate(ctx)
         return {
             "heap_arrays": found.get("heap_arrays"),
-            "heap_typed": found.get("heap_typed"),
+            "named_typed": found.get("named_typed"),
             "lexical_names": len(lexicals),
             "listeners": len(listeners),
             "walk_ms": round(walk_ms, 1),
