@@ -261,12 +261,18 @@ def _judge_orientation(
         else:
             vertical_axis = 0 if outer >= inner else 1
         evidence["vertical_from"] = "size"
-        # down: where the cells settle (the stack lies at the bottom)
-        last = _filled(stored[-1][1])
-        if last:
+        # down: where the cells settle. The cells filled in the most samples are the
+        # first locked ones, at the bottom (a falling piece passes, the top fills last).
+        held: Counter[Cell] = Counter()
+        for _, g in stored:
+            held.update(_filled(g))
+        if held:
+            most = max(held.values())
+            settled = [cell for cell, n in held.items() if n >= 0.8 * most]
             span = outer if vertical_axis == 0 else inner
-            mean = sum((r if vertical_axis == 0 else c) for r, c in last) / len(last)
+            mean = sum((r if vertical_axis == 0 else c) for r, c in settled) / len(settled)
             down = 1 if mean >= (span - 1) / 2 else -1
+            evidence["settled_cells"] = len(settled)
     orientation = _Orientation(columns_first=vertical_axis == 1, flipped=down < 0, width=width)
     frames = [(t, _orient(g, orientation)) for t, g in stored]
     full_rows = len(frames[0][1])
@@ -378,10 +384,19 @@ def _mode(values: list[float]) -> tuple[float, int] | None:
     return value, n
 
 
+def _locks(board: BoardFinding | None) -> int:
+    """How many times cells were added to the board (pieces locked or spawned)."""
+    if board is None:
+        return 0
+    counts = [sum(r.count("#") for r in g) for _, g in board.frames]
+    return sum(1 for a, b in itertools.pairwise(counts) if b > a)
+
+
 def find_piece(
     description: dict[str, Any],
     samples: Sequence[Sample],
     actions: Sequence[Action],
+    board: BoardFinding | None = None,
 ) -> PieceFinding | None:
     scalars = [s for s in description.get("scalars") or [] if s.get("type") == "number"]
     intervals = _intervals(samples, actions)
@@ -459,8 +474,14 @@ def find_piece(
         span = (max(series) - min(series)) / step if series else 0
         if span > 64:
             continue  # runs far beyond any board: a counter
-        resets = len(downs if sign > 0 else ups)
-        score = len(main) * steady / len(main) + 0.5 * min(resets, 3)
+        # a new piece starts at the top again: y jumps back (with or without a key)
+        every = [
+            d for i in range(len(values[sid]) - 1) if (d := delta(sid, i)) is not None and d != 0
+        ]
+        resets = sum(1 for d in every if d * sign < 0)
+        if resets == 0 and _locks(board) >= 3:
+            continue  # pieces locked but it never went back: a counter, not a row
+        score = len(main) * steady / len(main) + 0.5 * min(resets, 5)
         if Y_NAMES.search(paths[sid]):
             score += 0.5
         item = {
@@ -675,7 +696,7 @@ def interpret(
     model.board = find_board(description, usable, actions, renderer_grid)
     if model.board is None:
         model.notes.append("no candidate board changed during play")
-    model.piece = find_piece(description, usable, actions)
+    model.piece = find_piece(description, usable, actions, model.board)
     used = set()
     if model.piece:
         used |= {i for i in (model.piece.x_id, model.piece.y_id) if i}
