@@ -38,7 +38,9 @@ def _run(
 
     def record() -> None:
         cells = locked | (piece() if piece_in_board and not over else set())
-        grid = ["".join("3" if (r, c) in cells else "." for c in range(COLS)) for r in range(height)]
+        grid = [
+            "".join("3" if (r, c) in cells else "." for c in range(COLS)) for r in range(height)
+        ]
         grids.append(grid)
         scalars = {"s0": x, "s1": y, "s2": score, "s3": lines, "s4": over, "s5": clock, "s6": 7}
         samples.append((t, {"ok": True, "boards": {"b0": grid}, "scalars": scalars}))
