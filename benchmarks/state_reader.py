@@ -19,10 +19,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -44,6 +47,7 @@ MANIFEST = ROOT / "benchmarks" / "bot_corpus" / "manifest.yaml"
 SAMPLE_EVERY_S = 0.15
 MOVE_S = 4.0  # left/right presses with gravity
 DROP_S = 10.0  # then hard drops until the stack tops out
+GAME_CAP_S = 60.0  # one game, start to end, whatever the page does
 
 
 def repo_games(paths: list[str]) -> list[dict[str, Any]]:
@@ -129,10 +133,22 @@ def perform_start(page: Any, game: dict[str, Any]) -> None:
         page.wait_for_timeout(300)
 
 
+def _kill_browser(marker: str) -> None:
+    """Kill this game's Chromium (its command line names the game's private folder): a
+    page frozen in an endless loop blocks a key press for good."""
+    for pid_dir in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError):
+            if marker in (pid_dir / "cmdline").read_bytes().decode(errors="ignore"):
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+
+
 def run_game(game: dict[str, Any], executable: str, dump: Path | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {"id": game["id"], "renderer": game["renderer"]}
     workdir = Path(tempfile.mkdtemp(prefix="bench-state-"))
     started = time.monotonic()
+    watchdog = threading.Timer(GAME_CAP_S, _kill_browser, [str(workdir)])
+    watchdog.daemon = True
+    watchdog.start()
     try:
         with (
             sync_playwright() as p,
@@ -161,7 +177,14 @@ def run_game(game: dict[str, Any], executable: str, dump: Path | None = None) ->
                 reader = StateReader(page, cdp)
                 t0 = time.monotonic()
                 description = reader.scan(game["grid"])
-                samples, actions = play(page, reader, game, t0)
+                samples: list[tuple[float, dict]] = []
+                actions: list[tuple[float, str]] = []
+                try:
+                    play(page, reader, game, t0, samples, actions)
+                except PlaywrightError as error:
+                    # the page froze (the watchdog closed it) or crashed: what was
+                    # sampled until then is interpreted all the same
+                    result["play_error"] = str(error).splitlines()[0][:120]
                 model = interpret(description, samples, actions, renderer_grid=game["grid"])
                 if dump is not None:
                     dump.mkdir(parents=True, exist_ok=True)
@@ -181,26 +204,35 @@ def run_game(game: dict[str, Any], executable: str, dump: Path | None = None) ->
     except Exception as error:  # one game that cannot run must not stop the benchmark
         result["error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
     finally:
+        watchdog.cancel()
         shutil.rmtree(workdir, ignore_errors=True)
     result["wall_s"] = round(time.monotonic() - started, 1)
     return result
 
 
 def play(
-    page: Any, reader: StateReader, game: dict[str, Any], t0: float
-) -> tuple[list[tuple[float, dict]], list[tuple[float, str]]]:
+    page: Any,
+    reader: StateReader,
+    game: dict[str, Any],
+    t0: float,
+    samples: list[tuple[float, dict]],
+    actions: list[tuple[float, str]],
+) -> None:
     controls = game["controls"]
     left, right = controls.get("left"), controls.get("right")
     drop = controls.get("hard_drop") or controls.get("down")
     pattern = [left, left, right, right, right, left]
-    samples: list[tuple[float, dict]] = []
-    actions: list[tuple[float, str]] = []
     n = 0
     end_move = time.monotonic() + MOVE_S
     end = end_move + DROP_S
+    failed = 0
     while time.monotonic() < end:
         now = time.monotonic()
-        samples.append((now - t0, reader.sample()))
+        sample = reader.sample()
+        samples.append((now - t0, sample))
+        failed = 0 if sample.get("ok") else failed + 1
+        if failed >= 3 and "Timeout" in str(sample.get("error")):
+            break  # the page stopped answering (frozen): a key press would block
         n += 1
         key = None
         if now < end_move and n % 3 == 0:
@@ -212,7 +244,6 @@ def play(
                 page.keyboard.press(key)
             actions.append((time.monotonic() - t0, key))
         page.wait_for_timeout(SAMPLE_EVERY_S * 1000)
-    return samples, actions
 
 
 def summarize(

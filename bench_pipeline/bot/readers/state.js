@@ -47,7 +47,7 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
     H.setProto = k[10];
     H.isArray = k[11];
     H.known = new H.WeakMap();
-    H.pathOf = new H.WeakMap(); // object -> index of the first (shortest) path found
+    H.pathOf = new H.WeakMap(); // object -> indices of the paths found to it, shortest first
     H.global = a1;
     H.lex = a2;
     H.fixed = rest; // objects a key listener is bound to
@@ -304,7 +304,16 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
       if (!isObj(o)) continue;
       if (apply(H.wmGet, H.known, [o]) === undefined || a1[i] === K_BAD) setKind(o, a1[i]);
       if (a1[i] === K_TYPED && H.named.length < MAX_PENDING) push(H.named, o);
-      if (a2[i] >= 0 && apply(H.wmGet, H.pathOf, [o]) === undefined) apply(H.wmSet, H.pathOf, [o, a2[i]]);
+      if (a2[i] >= 0) {
+        // every name an object goes by (up to 4): `empty` and `state.board` may be one
+        // array at first, until the game puts a new one in `state.board`
+        let list = apply(H.wmGet, H.pathOf, [o]);
+        if (list === undefined) {
+          list = arr();
+          apply(H.wmSet, H.pathOf, [o, list]);
+        }
+        if (list.length < 4) push(list, a2[i]);
+      }
     }
     return rest.length;
   }
@@ -347,8 +356,9 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
         const o = list[i];
         if (kindOf(o) !== k) continue; // ours (K_BAD) or a stale entry
         const L = lengthOf(o, k);
-        const path = apply(H.wmGet, H.pathOf, [o]);
-        const named = path !== undefined;
+        const paths = apply(H.wmGet, H.pathOf, [o]);
+        const named = paths !== undefined;
+        const path = named ? paths : arr();
         if (k === K_ARRAY && L >= 4 && L <= 60) {
           const shape = gridShape(o, k, 4, 60, 4, 40);
           if (shape !== null) {
@@ -359,7 +369,7 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
               consider({
                 __proto__: null,
                 obj: o,
-                path: named ? path : -1,
+                path,
                 layout: "rows",
                 R: shape.R,
                 C: shape.C,
@@ -381,7 +391,7 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
             consider({
               __proto__: null,
               obj: o,
-              path: named ? path : -1,
+              path,
               layout: "flat",
               R: L / width,
               C: width,
@@ -413,7 +423,9 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
       push(H.boards, {
         __proto__: null,
         obj: f.obj,
-        path: f.path,
+        paths: f.path,
+        primary: f.path.length ? 0 : -1,
+        settled: f.path.length < 2,
         layout: f.layout,
         R: f.R,
         C: f.C,
@@ -550,16 +562,21 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
     for (let i = 0; i < H.boards.length; i++) {
       const b = H.boards[i];
       let o = b.obj;
-      if (b.path >= 0) {
-        const now = resolve(H.paths[b.path], scopeRoots);
-        if (now !== MISSING && isObj(now) && now !== o) {
-          // the game put a new array there (immutable updates, a restart): follow it
-          const k = usable(now);
-          if (k === K_ARRAY || k === K_TYPED) {
-            o = now;
-            b.obj = now;
-            push(moved, i);
-          }
+      // Until one of its names gets a new array, each is watched; that one is followed
+      // from then on (immutable updates, a restart).
+      const first = b.settled ? b.primary : 0;
+      const last = b.settled ? b.primary + 1 : b.paths.length;
+      for (let j = first; j >= 0 && j < last; j++) {
+        const now = resolve(H.paths[b.paths[j]], scopeRoots);
+        if (now === MISSING || !isObj(now) || now === o) continue;
+        const k = usable(now);
+        if (k === K_ARRAY || k === K_TYPED) {
+          o = now;
+          b.obj = now;
+          if (!b.settled || b.primary !== j) push(moved, i * 8 + j);
+          b.primary = j;
+          b.settled = true;
+          break;
         }
       }
       push(boards, readGrid(b, o));

@@ -518,6 +518,7 @@ class StateReader:
         fn_remotes: list[dict[str, Any]] = []
         listeners = self._listeners(ctx, global_, temp)
         labels: Counter[str] = Counter()
+        seen_scopes: set[tuple[str, tuple[str, ...]]] = set()
         for event_type, handler, original in listeners:
             labels[event_type] += 1
             label = event_type if labels[event_type] == 1 else f"{event_type}{labels[event_type]}"
@@ -533,6 +534,11 @@ class StateReader:
             for scope_index, scope_type, variables in scopes:
                 if scope_type not in SCOPE_TYPES:
                     continue
+                # listeners of one module (keydown and keyup) share its scope: read once
+                signature = (scope_type, tuple(v["name"] for v in variables))
+                if signature in seen_scopes:
+                    continue
+                seen_scopes.add(signature)
                 for var in variables[:MAX_CHILDREN]:
                     if "value" not in var or not IDENT.match(var["name"]):
                         continue
@@ -615,15 +621,17 @@ class StateReader:
         if not isinstance(found, dict):
             raise Unavailable("analyze returned nothing")
         for i, board in enumerate(found.get("boards", [])):
-            path = board.pop("path")
+            paths = [ctx.paths[p] for p in board.pop("path")]
+            texts = [p.text for p in paths]
             ctx.boards.append(
                 {
                     "id": ctx.prefix(f"b{i}"),
-                    "path": ctx.paths[path].text if path >= 0 else f"heap#{i}",
+                    "path": texts[0] if texts else f"heap#{i}",
+                    "paths": texts,
                     **board,
                 }
             )
-            if path >= 0 and ctx.paths[path].root == "s":
+            if any(p.root == "s" for p in paths):
                 ctx.uses_scopes = True
         for i, shape in enumerate(found.get("shapes", [])):
             path = shape.pop("path")
@@ -759,7 +767,12 @@ class StateReader:
                     continue
                 name = child["name"]
                 if kind == K_ARRAY:
-                    if not name.isdigit():
+                    # a list of objects (players, pieces) is walked; a matrix's numbers
+                    # are cells, not the game's scalars
+                    value = child["value"]
+                    if not name.isdigit() or value.get("type") != "object":
+                        continue
+                    if value.get("subtype") is not None:
                         continue
                     step: str | int = int(name)
                 else:
@@ -850,6 +863,11 @@ class StateReader:
                     break
                 used_temp = True
                 self._verify_pending(ctx, temp, timeout_ms)
+            for moved in raw.get("moved") or []:
+                # the game put a new array under this name: it is the board's name now
+                index, path = divmod(int(moved), 8)
+                if index < len(ctx.boards) and path < len(ctx.boards[index]["paths"]):
+                    ctx.boards[index]["path"] = ctx.boards[index]["paths"][path]
             return raw
         finally:
             if used_temp:
