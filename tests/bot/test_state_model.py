@@ -27,6 +27,7 @@ def _run(
     for r in (height - 1, height - 2):
         locked |= {(r, c) for c in range(COLS) if c not in (4, 5)}
     x, y, score, lines, over = 4, 0, 0, 0, False
+    timer = 3  # a setTimeout id the game keeps: it rises with every gravity step, forever
     t, clock = 0.0, 0.0
     samples: list[tuple[float, dict[str, Any]]] = []
     actions: list[tuple[float, str]] = []
@@ -42,7 +43,10 @@ def _run(
             "".join("3" if (r, c) in cells else "." for c in range(COLS)) for r in range(height)
         ]
         grids.append(grid)
-        scalars = {"s0": x, "s1": y, "s2": score, "s3": lines, "s4": over, "s5": clock, "s6": 7}
+        scalars = {
+            **{"s0": x, "s1": y, "s2": score, "s3": lines, "s4": over},
+            **{"s5": clock, "s6": 7, "s7": timer},
+        }
         samples.append((t, {"ok": True, "boards": {"b0": grid}, "scalars": scalars}))
 
     record()
@@ -75,6 +79,7 @@ def _run(
                 over = True
         else:
             y += 1
+        timer += 1
         record()
     return samples, actions, grids
 
@@ -90,6 +95,7 @@ DESCRIPTION = {
         {"id": "s4", "path": "window.game.ended", "type": "boolean"},
         {"id": "s5", "path": "window.clock", "type": "number"},
         {"id": "s6", "path": "window.SIZE", "type": "number"},
+        {"id": "s7", "path": "window.game.timeout", "type": "number"},
     ],
     "shapes": [{"id": "p0", "path": "window.game.piece.shape", "layout": "matrix"}],
 }
@@ -121,6 +127,31 @@ def test_the_board_piece_score_lines_and_game_over_are_found() -> None:
     assert model.game_over is not None and model.game_over.id == "s4"
     assert (model.game_over.playing_value, model.game_over.over_value) == (False, True)
     assert model.to_json()["board"]["id"] == "b0"  # JSON-able
+
+
+def test_a_timer_id_that_rises_with_gravity_but_never_goes_back_is_not_y() -> None:
+    samples, actions, _ = _run()
+    # the timer even comes first, so only behaviour can tell them apart
+    description = {**DESCRIPTION, "scalars": DESCRIPTION["scalars"][::-1]}
+    model = interpret(description, samples, actions, renderer_grid=(ROWS, COLS))
+    assert model.piece is not None and model.piece.y_id == "s1"
+    assert model.piece.evidence["y"]["resets"] >= 1
+
+
+def test_with_no_clear_a_number_that_rose_once_and_fell_is_not_the_score() -> None:
+    samples = []
+    for i in range(12):
+        cell = 1 if i == 5 else 0  # a matrix cell: 0, 1, 0
+        scalars = {"s0": cell, "s1": 0, "s2": 40 if i > 7 else 0}
+        samples.append((i * 0.1, {"ok": True, "boards": {}, "scalars": scalars}))
+    scalars = [
+        {"id": "s0", "path": "window.piece.m", "type": "number"},
+        {"id": "s1", "path": "window.score", "type": "number"},
+        {"id": "s2", "path": "window.level", "type": "number"},
+    ]
+    model = interpret({"ok": True, "boards": [], "scalars": scalars}, samples, [])
+    assert model.score is None
+    assert model.game_over is None  # 0 -> 40 is a count, not a flag
 
 
 def test_left_is_the_key_that_lowers_x_whatever_it_is_called() -> None:

@@ -603,6 +603,8 @@ def find_score(
             score = 2 * share + name_bonus
             confidence = 0.5 + 0.5 * share
         else:
+            if len(rises) < 2 or falls:
+                continue  # with no clear seen, only a number that keeps rising is a guess
             score = 0.3 + name_bonus + min(len(rises), 5) / 50
             confidence = 0.3
         finding = ScalarFinding(sid, scalar.get("path", ""), round(confidence, 2), evidence)
@@ -647,8 +649,10 @@ def find_game_over(
         changes = [i for (i, a), (_, b) in itertools.pairwise(known) if a != b]
         if not changes or len(changes) > 2:
             continue
-        if kind == "number" and len({v for _, v in known}) > 3:
-            continue  # a flag takes a few values, not a count
+        if kind == "number" and (
+            len({v for _, v in known}) > 3 or any(v not in range(10) for _, v in known)
+        ):
+            continue  # a flag or a state takes a few small values, not a count
         flip = changes[0]
         before, after = known[0][1], known[-1][1]
         if before == after:
