@@ -144,20 +144,28 @@ def _shift_votes(
     for (t0, g0), (t1, g1) in itertools.pairwise(series):
         a, b = _filled(g0), _filled(g1)
         removed, added = a - b, b - a
-        if not removed or not added or len(added) > 8:
-            continue  # nothing moved, or a whole row cleared / a new game
-        best: tuple[int, tuple[int, int]] | None = None
+        if not removed or not added or len(added) > 8 or len(removed) > 8:
+            continue  # nothing moved, or rows cleared / a new game
+        # The piece moved by d when every cell it left, moved by d, is filled now and
+        # every new cell, moved back, was filled before (a piece moving along its own
+        # length, an I falling, leaves one cell and takes one four rows away).
+        found: list[tuple[int, int, int]] = []  # (k, axis, sign)
         for axis in (0, 1):
             for sign in (1, -1):
-                for k in (1, 2, 3):
+                for k in (1, 2, 3, 4):
                     d = (sign * k, 0) if axis == 0 else (0, sign * k)
-                    # the piece moved by d: the cells it left, shifted, are the new ones
-                    overlap = len({(r + d[0], c + d[1]) for r, c in removed} & added)
-                    if overlap >= 2 and (best is None or overlap > best[0]):
-                        best = (overlap, (axis, sign))
-        if best is None:
+                    if all((r + d[0], c + d[1]) in b for r, c in removed) and all(
+                        (r - d[0], c - d[1]) in a for r, c in added
+                    ):
+                        found.append((k, axis, sign))
+                        break
+        if not found:
             continue
-        (keyed if _keys_between(actions, t0, t1) else gravity)[best[1]] += 1
+        found.sort()
+        if len(found) > 1 and found[0][0] == found[1][0]:
+            continue  # two ways fit as well: no vote
+        _, axis, sign = found[0]
+        (keyed if _keys_between(actions, t0, t1) else gravity)[(axis, sign)] += 1
     return gravity, keyed
 
 
