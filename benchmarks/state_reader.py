@@ -247,9 +247,15 @@ def play(
 
 
 def summarize(
-    description: dict[str, Any], model: Any, game: dict[str, Any], reader: StateReader
+    description: dict[str, Any], model: Any, game: dict[str, Any], reader: StateReader | None
 ) -> dict[str, Any]:
-    timing = reader.timing()
+    if reader is not None:
+        timing = reader.timing()
+    else:  # from a dump: the samples carry their own times
+        ms = [s["ms"] for _, s in game.get("samples", []) if s.get("ms") is not None]
+        timing = {
+            "sample_ms": {"median": round(statistics.median(ms), 1), "max": max(ms)} if ms else None
+        }
     board = model.board
     piece = model.piece
     out: dict[str, Any] = {
@@ -356,7 +362,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=[], help="corpus game ids")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--dump", type=Path, help="write each game's samples to this folder")
+    parser.add_argument(
+        "--reinterpret", type=Path, help="no browser: interpret the samples of a --dump folder"
+    )
     args = parser.parse_args(argv)
+    if args.reinterpret:
+        return reinterpret(args.reinterpret)
     executable = chromium_executable()
     if executable is None:
         print("no Chromium", file=sys.stderr)
@@ -376,6 +387,38 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def reinterpret(folder: Path) -> int:
+    """The figures again from recorded samples (state_model changed, the pages did not)."""
+    labels = {g["id"]: g for g in repo_games([])}
+    with contextlib.suppress(OSError, KeyError):
+        for entry in yaml.safe_load(MANIFEST.read_text())["games"]:
+            labels.setdefault(
+                entry["id"],
+                {"renderer": entry["renderer"], "controls": entry["controls"]},
+            )
+    results = []
+    for path in sorted(folder.glob("*.json")):
+        recorded = json.loads(path.read_text())
+        label = labels.get(path.stem, {"renderer": "?", "controls": {}})
+        game = {
+            "id": path.stem,
+            "grid": tuple(recorded["grid"]),
+            "controls": label["controls"],
+            "samples": recorded["samples"],
+        }
+        model = interpret(
+            recorded["description"], recorded["samples"], recorded["actions"], game["grid"]
+        )
+        result = {"id": path.stem, "renderer": label["renderer"]}
+        result.update(summarize(recorded["description"], model, game, None))
+        results.append(result)
+        print(line(result))
+    print()
+    for text in totals(results):
+        print(text)
     return 0
 
 

@@ -279,6 +279,16 @@ def test_a_hostile_page_runs_none_of_its_code_and_gives_only_data(open_page: Any
     assert sample["ok"] and sample["scalars"][_scalar(description, "window.holder.z")] == 3
 
 
+def test_after_a_navigation_samples_say_scan_again(open_page: Any) -> None:
+    html = "<script>var board = [];for (let r = 0; r < 20; r++) board.push(new Array(10).fill(0));</script>"
+    page, reader = open_page(html)
+    assert reader.scan((20, 10))["ok"] and reader.sample()["ok"]
+    page.reload()
+    sample = reader.sample()
+    assert sample["ok"] is False and "scan again" in sample["error"]
+    assert reader.scan((20, 10))["ok"] and reader.sample()["ok"]
+
+
 BUILTINS_GONE = """<!doctype html><html><head><title>side:0</title></head><body><script>
 var board = []; for (let r = 0; r < 20; r++) board.push(new Array(10).fill(0));
 const gone = function () { document.title = "side:1"; for (;;) {} };

@@ -6,9 +6,9 @@
 // - properties are read through getOwnPropertyDescriptor and only when they hold data:
 //   a getter is never run;
 // - an object is stepped into only once it is known not to be a Proxy (a trap is game
-//   code): real arrays and typed arrays come from Runtime.queryObjects, other objects
-//   from CDP's own view of them. Anything else is handed back as "pending" for the
-//   Python side to check;
+//   code): real arrays come from Runtime.queryObjects, typed arrays pass the browser's
+//   own length getter, other objects come from CDP's own view of them. Anything else
+//   is handed back as "pending" for the Python side to check;
 // - no method of a game object is called, nothing is converted with toString/valueOf,
 //   every loop is bounded, and our own objects have no prototype (a setter a game put on
 //   Array.prototype or Object.prototype never sees our writes).

@@ -902,6 +902,10 @@ class StateReader:
             return out
         errors = []
         for ctx in self._ctx:
+            if self._enabled and ctx.id not in self._contexts:
+                # the frame navigated or closed: what we held is gone with it
+                errors.append(f"{ctx.label or 'top'}: the page changed, scan again")
+                continue
             try:
                 raw = self._sample_context(ctx, SAMPLE_CALL_MS)
             except Unavailable as error:

@@ -568,6 +568,8 @@ def find_score(
         if scalar.get("type") != "number" or sid in exclude:
             continue
         vals = [_number(v) for _, v in _series(sid, samples)]
+        if any(v is not None and (v % 1 or abs(v) >= 1e9) for v in vals):
+            continue  # a score is a modest whole number; a time is not
         deltas = [
             (i, b - a)
             for i, (a, b) in enumerate(itertools.pairwise(vals))
@@ -586,8 +588,8 @@ def find_score(
                 if gained == rows:
                     by_rows += 1
         idle_rises = sum(1 for i, _ in rises if i in quiet)
-        if not clears and idle_rises >= max(3, 0.8 * len(quiet)):
-            continue  # rises all by itself: a clock
+        if idle_rises >= 3 and idle_rises >= 0.4 * len(quiet):
+            continue  # rises by itself, with no key and no clear: a clock or a tick count
         evidence = {
             "rises": len(rises),
             "falls": len(falls),
@@ -673,8 +675,8 @@ def find_game_over(
             confidence = 0.9 if kind == "boolean" else 0.7
             score = 2.0 - abs(flip - top) * 0.1
         else:
-            # no top-out seen: a flag that flips once, late, is only a guess
-            if flip < len(series) * 0.5:
+            # no top-out seen: a boolean that flips once, late, is only a guess
+            if kind != "boolean" or flip < len(series) * 0.5:
                 continue
             confidence = 0.3
             score = 0.5
