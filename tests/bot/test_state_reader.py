@@ -212,6 +212,25 @@ def test_a_flat_typed_array_board(open_page: Any) -> None:
     assert model.board.shape == (20, 10) and model.board.frames[-1][1][0] == "." * 10
 
 
+def test_object_cells_are_read_by_their_flag(open_page: Any) -> None:
+    # a fresh object per cell, whose colour stays when it empties: only `filled` counts
+    html = GAME.format(
+        module="",
+        setup="var cells = []; for (let r = 0; r < 20; r++) { const row = [];"
+        " for (let c = 0; c < 10; c++) row.push({filled: false, colour: (r * 7 + c) % 5});"
+        " cells.push(row); }\nvar S = {px: 4, py: 0};",
+        cell="cells[S.py + i][S.px].filled = !!v;",
+        expose="",
+    )
+    page, reader = open_page(html)
+    description = reader.scan((20, 10))
+    board = _board(description, "window.cells")
+    assert board["cell_mode"] == "property filled" and board["empty"]["value"] == "false"
+    page.evaluate("window.tick()")
+    rows = reader.sample()["boards"][board["id"]]
+    assert rows[:6] == ["." * 10] + ["....#....."] * 4 + ["." * 10]
+
+
 def test_a_column_major_board_with_hidden_rows(open_page: Any) -> None:
     # well[x][y], 24 rows of which the top 4 are hidden; the piece spawns in them
     html = GAME.format(

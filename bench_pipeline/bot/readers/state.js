@@ -164,7 +164,8 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
     return sig;
   };
   // mode 0: an object cell is coded by its identity (a game's shared EMPTY or colour
-  // objects); mode 1: by its own data (a fresh {filled, colour} object per cell).
+  // objects); mode 1: by its own data (a fresh {filled, colour} object per cell); a
+  // string mode: by that one property ({filled: false, colour: "red"} is still empty).
   const cellCode = (v, dict, mode) => {
     const t = typeof v;
     if (t === "number") {
@@ -183,6 +184,10 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
         return "?";
       }
       if (k === K_BAD) return "!";
+      if (typeof mode === "string") {
+        const own = k === K_OBJECT ? data(v, mode) : MISSING;
+        return own === MISSING || isObj(own) ? "?" : cellCode(own, dict, 0);
+      }
       const sig = signature(v, k);
       return dictCode(dict, sig, sig);
     }
@@ -486,7 +491,7 @@ function stateReaderOp(op, a1, a2, a3, a4, ...rest) {
   }
 
   if (op === "mode") {
-    // a1: board index, a2: cell mode (0 identity, 1 own data)
+    // a1: board index, a2: cell mode (0 identity, 1 own data, a name: that property)
     const b = H.boards[a1];
     b.mode = a2;
     b.dict = newDict();

@@ -50,7 +50,10 @@ MAX_NAMED = 400  # arrays and objects whose path is remembered
 MAX_LISTENERS = 10
 MAX_LEXICALS = 150
 MAX_STR = 32
-VERIFY_ROUNDS = 3
+# Rounds of "CDP, what are these new objects?" per sample: one per level of new objects
+# on a path (a new piece object holding a new list of new cells is three); none at all
+# while the game keeps its objects.
+VERIFY_ROUNDS = 5
 # After this many failed samples in a row the page is not asked again for a while.
 FAILS_BEFORE_PAUSE = 2
 PAUSE_S = 5.0
@@ -805,6 +808,15 @@ class StateReader:
                 counts = Counter("".join(again["boards"][i] or []))
                 if not counts:
                     continue
+            flag = self._flag_property(ctx, i) if board.get("object_cells") else None
+            if flag is not None:
+                # {filled: false, colour: 3}: only the flag says whether a cell is empty
+                self._call(ctx, "mode", [{"value": i}, {"value": flag}], SCAN_CALL_MS)
+                board["cell_mode"] = f"property {flag}"
+                again = self._sample_context(ctx, SCAN_CALL_MS)
+                counts = Counter("".join(again["boards"][i] or []))
+                if not counts:
+                    continue
             code = counts.most_common(1)[0][0]
             board["empty"] = {"code": code}
         legends = self._call(ctx, "legend", [], SCAN_CALL_MS) or []
@@ -814,6 +826,20 @@ class StateReader:
             empty = board.get("empty")
             if empty is not None:
                 empty["value"] = table.get(empty["code"], _DIRECT.get(empty["code"], empty["code"]))
+
+    def _flag_property(self, ctx: _Context, index: int) -> str | None:
+        """The boolean property object cells share (`filled`, `value`), if any: the
+        legend lists each cell kind's own data as `{name:value,...`."""
+        legends = self._call(ctx, "legend", [], SCAN_CALL_MS) or []
+        if index >= len(legends):
+            return None
+        names: Counter[str] = Counter()
+        for entry in legends[index]:
+            names.update(set(re.findall(r"[{,]([\w$]+):(?:true|false),", entry)))
+        if not names:
+            return None
+        name, seen = names.most_common(1)[0]
+        return name if seen == len(legends[index]) else None
 
     # ---- sampling -----------------------------------------------------------------------
     def _scope_args(self, ctx: _Context, timeout_ms: float) -> list[tuple[dict, int]]:

@@ -473,6 +473,8 @@ def find_piece(
         downs = [d for d in moves if d < 0]
         main = ups if len(ups) >= len(downs) else downs
         sign = 1 if main is ups else -1
+        if len(main) < 2 * (len(moves) - len(main)):
+            continue  # as often up as down by itself: a colour, a random pick
         step = min(abs(d) for d in main)
         steady = sum(1 for d in main if abs(d) / step <= 4 and (abs(d) / step) % 1 == 0)
         distinct = len({abs(d) for d in main})
@@ -570,11 +572,10 @@ def find_score(
         vals = [_number(v) for _, v in _series(sid, samples)]
         if any(v is not None and (v % 1 or abs(v) >= 1e9) for v in vals):
             continue  # a score is a modest whole number; a time is not
-        deltas = [
-            (i, b - a)
-            for i, (a, b) in enumerate(itertools.pairwise(vals))
-            if a is not None and b is not None and b != a
-        ]
+        # between the samples where it could be read (a new piece object is unreadable
+        # for a moment: a reset hidden by that gap is still a fall)
+        known = [(i, v) for i, v in enumerate(vals) if v is not None]
+        deltas = [(j - 1, b - a) for (_, a), (j, b) in itertools.pairwise(known) if b != a]
         rises = [(i, d) for i, d in deltas if d > 0]
         falls = [(i, d) for i, d in deltas if d < 0]
         if not rises or len(falls) > 1:
@@ -615,6 +616,8 @@ def find_score(
         else:
             if len(rises) < 2 or falls:
                 continue  # with no clear seen, only a number that keeps rising is a guess
+            if all(d == 1 for _, d in rises):
+                continue  # one by one: a count of pieces, ticks or timers, not points
             score = 0.3 + name_bonus + min(len(rises), 5) / 50
             confidence = 0.3
         finding = ScalarFinding(sid, scalar.get("path", ""), round(confidence, 2), evidence)
@@ -657,7 +660,9 @@ def find_game_over(
         if len(known) < 3:
             continue
         changes = [i for (i, a), (_, b) in itertools.pairwise(known) if a != b]
-        if not changes or len(changes) > 2:
+        # a boolean may flip back for a new game; a number or a string (a state) changes
+        # once, and keeps its value: a piece's colour or size changes with every piece
+        if not changes or len(changes) > (2 if kind == "boolean" else 1):
             continue
         if kind == "number" and (
             len({v for _, v in known}) > 3 or any(v not in range(10) for _, v in known)
