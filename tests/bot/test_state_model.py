@@ -154,6 +154,29 @@ def test_with_no_clear_a_number_that_rose_once_and_fell_is_not_the_score() -> No
     assert model.game_over is None  # 0 -> 40 is a count, not a flag
 
 
+def test_a_number_picked_at_random_for_each_piece_is_not_y() -> None:
+    samples, actions, _ = _run()
+    colours = [3, 1, 4, 1, 5, 2, 6, 5, 3, 5, 0, 2, 6, 4, 3, 1]
+    changed = []
+    for i, (t, s) in enumerate(samples):
+        changed.append((t, {**s, "scalars": {**s["scalars"], "s1": colours[i % len(colours)]}}))
+    model = interpret(DESCRIPTION, changed, actions, renderer_grid=(ROWS, COLS))
+    assert model.piece is not None and model.piece.y_id != "s1"
+
+
+def test_a_fall_hidden_by_unreadable_samples_still_counts() -> None:
+    # a piece's y read as a score: it rises, is unreadable while the piece is replaced,
+    # and is back at the top afterwards; that is not a score
+    values = [4, 6, 8, 10, 12, 14, None, None, 0, 2, 4, 6]
+    samples = [
+        (i * 0.1, {"ok": True, "boards": {}, "scalars": {"s0": v}}) for i, v in enumerate(values)
+    ]
+    scalars = [{"id": "s0", "path": "window.blocks[0].y", "type": "number"}]
+    actions = [(i * 0.1 + 0.05, " ") for i in range(12)]
+    model = interpret({"ok": True, "boards": [], "scalars": scalars}, samples, actions)
+    assert model.score is None
+
+
 def test_left_is_the_key_that_lowers_x_whatever_it_is_called() -> None:
     samples, actions, _ = _run(keys=("j", "l"))
     model = interpret(DESCRIPTION, samples, actions, renderer_grid=(ROWS, COLS))

@@ -560,7 +560,7 @@ class StateReader:
             + ", ".join(LEXICAL_ACCESSOR.format(name=n) for n in lexicals)
             + "]; }"
         )
-        lex = self._send(
+        answer = self._send(
             "Runtime.callFunctionOn",
             {
                 "functionDeclaration": accessors,
@@ -569,7 +569,10 @@ class StateReader:
                 "silent": True,
             },
             SCAN_CALL_MS,
-        )["result"]
+        )
+        if "exceptionDetails" in answer:
+            raise Unavailable("the top-level names could not be read")
+        lex = answer["result"]
         ctx.holder = self._call(
             ctx,
             "init",
@@ -641,9 +644,10 @@ class StateReader:
             ctx.shapes.append({"id": ctx.prefix(f"p{i}"), "path": ctx.paths[path].text, **shape})
             if ctx.paths[path].root == "s":
                 ctx.uses_scopes = True
-        self._call(ctx, "scalars", [{"value": [s.pop("_js") for s in ctx.scalars]}], SCAN_CALL_MS)
-        if any(s["path"].startswith("scope:") for s in ctx.scalars):
-            ctx.uses_scopes = True
+        specs = [s.pop("_js") for s in ctx.scalars]
+        self._call(ctx, "scalars", [{"value": specs}], SCAN_CALL_MS)
+        if any(ctx.paths[spec["path"]].root == "s" for spec in specs):
+            ctx.uses_scopes = True  # closure variables are read again by CDP each sample
         self._calibrate(ctx)
         return {
             "heap_arrays": found.get("heap_arrays"),
