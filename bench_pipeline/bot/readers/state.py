@@ -887,13 +887,15 @@ class StateReader:
                 scope = [({"type": "undefined"}, K_BAD) for _ in ctx.scope_vars]
             args = [{"value": [k for _, k in scope]}, {}, {}, {}] + [_arg(r) for r, _ in scope]
             raw: dict[str, Any] = {}
+            moves: list[int] = []  # a board follows its new array in any round
             for _ in range(VERIFY_ROUNDS):
                 raw = self._call(ctx, "sample", args, timeout_ms) or {}
+                moves += raw.get("moved") or []
                 if not raw.get("pending"):
                     break
                 used_temp = True
                 self._verify_pending(ctx, temp, timeout_ms)
-            for moved in raw.get("moved") or []:
+            for moved in moves:
                 # the game put a new array under this name: it is the board's name now
                 index, path = divmod(int(moved), 8)
                 if index < len(ctx.boards) and path < len(ctx.boards[index]["paths"]):
