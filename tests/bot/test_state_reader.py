@@ -195,6 +195,29 @@ def test_an_es_module_reached_through_its_key_listener(open_page: Any) -> None:
     assert model.piece is not None and model.piece.x_path == "scope:keydown/S.px"
 
 
+def test_a_board_known_by_two_names_follows_the_one_that_changes(open_page: Any) -> None:
+    # reducer style: the first state's board is the shared `empty`; every change puts a
+    # new array in state.board
+    html = """<script>
+const empty = Array.from({length: 20}, () => new Array(10).fill(0));
+let state = {board: empty};
+function drop(col) {
+  const board = state.board.map((row) => row.slice());
+  board[19][col] = 5;
+  state = {board};
+}
+</script>"""
+    page, reader = open_page(html)
+    description = reader.scan((20, 10))
+    board = _board(description, "lexical:empty")
+    assert board["paths"] == ["lexical:empty", "lexical:state.board"]
+    page.evaluate("drop(3)")
+    rows = reader.sample()["boards"][board["id"]]
+    assert rows[19] == "...5......" and board["path"] == "lexical:state.board"
+    page.evaluate("drop(4)")
+    assert reader.sample()["boards"][board["id"]][19] == "...55....."
+
+
 def test_a_flat_typed_array_board(open_page: Any) -> None:
     html = GAME.format(
         module="",

@@ -976,7 +976,9 @@ class StateReader:
 
     # ---- reporting ----------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """The last scan's candidates and the reader's timing figures."""
+        """The last scan's candidates and the reader's timing figures. A board's `path`
+        is the name under which the game keeps its current array: of the names found
+        for it (`paths`), the first that was given a new array during sampling."""
         return {**self._description, "timing": self.timing()}
 
     def timing(self) -> dict[str, Any]:
