@@ -555,9 +555,7 @@ def _print_evaluation(target: str, data: dict) -> None:
 def rejudge(
     path: Annotated[
         Path,
-        typer.Argument(
-            help="An observations.json, or a folder: every observations.json below it."
-        ),
+        typer.Argument(help="An observations.json, or a folder: every observations.json below it."),
     ],
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per log on stdout, a line each.")

@@ -22,6 +22,7 @@ from bench_pipeline.bot.readers.page_code import (
     read_listeners,
     start_candidates,
 )
+from bench_pipeline.bot.readers.state import StateReader
 from bench_pipeline.bot.session import MIN_THRESHOLD
 from bench_pipeline.bot.timings import TIMINGS
 
@@ -76,6 +77,7 @@ class StartPhase(BotCore):
                 if self.loads > 1:
                     self.log.note(f"the game started on page load {self.loads}")
                 self.read_page_code()  # keys bound only when the game began
+                self.attach_state_reader()
                 return True
             threw = len(self.log.page_errors) > errors_before
             if not threw or last_load or self.time_left() < 30:
@@ -432,6 +434,33 @@ class StartPhase(BotCore):
             + (f"; hints {hints}" if hints else "")
             + (f"; {'; '.join(report.failures[:2])}" if report.failures else "")
         )
+
+    def attach_state_reader(self) -> None:
+        """Find the game's own state (board, piece, score, game over) in its heap, now that
+        it runs, and re-read it beside every read of the field from then on. One scan: it
+        forces a full garbage collection, so it is never done while a probe is timed."""
+        cdp = self.s.cdp()
+        g = self.s.geometry
+        if cdp is None or g is None or self.time_left() < 25:
+            return
+        reader = StateReader(self.s.page, cdp)
+        try:
+            description = reader.scan((g.rows, g.cols))
+        except Exception as error:  # the reader must never stop the bot
+            self.log.note(f"the state reader failed: {error!r}"[:200])
+            return
+        self.log.state = description
+        boards = len(description.get("boards") or [])
+        scalars = len(description.get("scalars") or [])
+        scan_ms = max(reader.scan_ms, default=0.0)
+        self.log.note(
+            f"the game's own state: {boards} board and {scalars} number candidates "
+            f"({scan_ms:.0f} ms scan)"
+            + ("" if description.get("ok", True) else f"; {description.get('error')}")
+        )
+        if boards or scalars:
+            self.state_reader = reader
+            self.sample_state(force=True)
 
     def _start_from_structure(self, before: np.ndarray | None, watch: float) -> str | None:
         """Start the game the way a person would, whatever the words on the page: the

@@ -14,10 +14,13 @@ import itertools
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from bench_pipeline.bot import crosscheck
 from bench_pipeline.bot.contract import TEST_IDS, TestResult, Verdict
 from bench_pipeline.bot.geometry import ANCHORED, COLS, NARROWED, ROWS
 from bench_pipeline.bot.observations import FieldSeen, ObservationLog
+from bench_pipeline.bot.readers.state_model import interpret
 from bench_pipeline.bot.words import LINES_LABEL, NOT_SCORE, SCORE_LABEL
 
 # Score, not-a-score and lines labels: words.json (shared with the page probe).
@@ -82,8 +85,124 @@ def _from_evidence(o: Observed, test: str, missing: str) -> TestResult:
             f"the game had stopped reacting at {dead:.1f}s, before this could be tried",
         )
     if ev.has(test, "pass"):
-        return TestResult(Verdict.PASS, ev.first(test, "pass") or "")
+        return confirmed(o, test)
     return TestResult(Verdict.INCONCLUSIVE, missing)
+
+
+def confirmed(o: Observed, test: str) -> TestResult:
+    """A PASS the renderer reader claimed, confirmed by the game's own state where the state
+    reader found the part the test is about (crosscheck.py): the first episode the state
+    does not contradict gives the PASS; when the state contradicts every one, the verdict
+    is INCONCLUSIVE with both readings."""
+    state = state_of(o)
+    cols = o.field_seen.cols if o.field_seen else 10
+    contradicted: list[str] = []
+    for episode in o.evidence.episodes(test, "pass"):
+        word = crosscheck.check(test, episode, state, cols)
+        if word.agrees is not False:
+            reason = episode.detail + (f"; {word.saw}" if word.agrees else "")
+            return TestResult(Verdict.PASS, reason)
+        contradicted.append(f"the page showed: {episode.detail}; but {word.saw}")
+    return TestResult(
+        Verdict.INCONCLUSIVE,
+        "the two readers disagree: " + " / ".join(contradicted[:2]),
+    )
+
+
+def state_of(o: Observed) -> crosscheck.StateView | None:
+    """The game's own state as the verdicts read it (interpreted once per log), None where
+    the state reader found nothing trustworthy (the renderer reader then decides alone)."""
+    if not o.state or not o.state_samples:
+        return None
+    memo = _STATE_VIEWS.get(id(o))
+    if memo is not None and memo[0] is o:
+        return memo[1]
+    view = _trusted(o, state_view(o))
+    _STATE_VIEWS.clear()  # one log at a time: no memory kept across logs
+    _STATE_VIEWS[id(o)] = (o, view)
+    return view
+
+
+_STATE_VIEWS: dict[int, tuple[ObservationLog, crosscheck.SampledState | None]] = {}
+# A finding of the state model below this confidence is no second reader.
+MIN_STATE_CONFIDENCE = 0.6
+# The state's piece (or board) speaks against a renderer's PASS only once it agreed with
+# the renderer on this many other episodes of its kind: a wrong guess of the state model
+# (a counter taken for x) then never turns a right PASS into INCONCLUSIVE.
+MIN_AGREEMENTS = 2
+_ASPECT_TESTS = {
+    "piece": ("gravity", "move_left", "move_right", "soft_drop"),
+    "board": ("lock", "hard_drop", "line_clear"),
+}
+
+
+def _trusted(o: Observed, view: crosscheck.SampledState | None) -> crosscheck.SampledState | None:
+    """`view` without the parts that never agreed with the renderer where both saw play."""
+    if view is None:
+        return None
+    cols = o.field_seen.cols if o.field_seen else 10
+    keep = {"piece": view.piece, "board": view.board}
+    for aspect, tests in _ASPECT_TESTS.items():
+        agreed = sum(
+            crosscheck.check(test, episode, view, cols).agrees is True
+            for test in tests
+            for episode in o.evidence.episodes(test, "pass")
+        )
+        if agreed < MIN_AGREEMENTS:
+            keep[aspect] = ()
+    return crosscheck.SampledState(
+        piece=keep["piece"], board=keep["board"], scores=view.scores, over=view.over
+    )
+
+
+def state_view(o: Observed) -> crosscheck.SampledState | None:
+    """Interpret the state samples of the log (readers/state_model.py) into the series the
+    cross-checks read: the piece's x/y, the board's filled cells, the score, the flag."""
+    g = o.field_seen
+    grid = (g.rows, g.cols) if g else None
+    actions = [(t, key) for t, key, _purpose in o.actions]
+    model = interpret(o.state or {}, list(o.state_samples), actions, grid)
+    samples = [(t, s) for t, s in o.state_samples if s and s.get("ok", True)]
+
+    def sure(finding: Any) -> bool:
+        return finding is not None and finding.confidence >= MIN_STATE_CONFIDENCE
+
+    def series(sid: str | None) -> list[tuple[float, float]]:
+        out = []
+        for t, s in samples:
+            value = (s.get("scalars") or {}).get(sid) if sid else None
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                out.append((t, float(value)))
+        return out
+
+    piece: list[tuple[float, float, float]] = []
+    if sure(model.piece) and model.piece.x_id and model.piece.y_id:  # type: ignore[union-attr]
+        ys = dict(series(model.piece.y_id))  # type: ignore[union-attr]
+        piece = [(t, x, ys[t]) for t, x in series(model.piece.x_id) if t in ys]  # type: ignore[union-attr]
+    board = []
+    if sure(model.board):
+        board = [(t, sum(row.count("#") for row in rows)) for t, rows in model.board.frames]  # type: ignore[union-attr]
+    scores = series(model.score.id) if sure(model.score) else []  # type: ignore[union-attr]
+    over: list[tuple[float, bool]] = []
+    if sure(model.game_over):
+        flag = model.game_over
+        for t, s in samples:
+            scalars = s.get("scalars") or {}
+            if flag.id in scalars:  # type: ignore[union-attr]
+                over.append((t, scalars[flag.id] == flag.over_value))  # type: ignore[union-attr]
+    if not (piece or board or scores or over):
+        return None
+    return crosscheck.SampledState(piece=piece, board=board, scores=scores, over=over)
+
+
+def state_numbers(o: Observed) -> list[float]:
+    """Every number the state reader saw in the game's state, for the score's check."""
+    out: set[float] = set()
+    for _t, sample in o.state_samples:
+        for value in ((sample or {}).get("scalars") or {}).values():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                out.add(float(value))
+    return sorted(out)
 
 
 def _grid(o: Observed) -> TestResult | None:
@@ -258,7 +377,7 @@ def _year_in_small_print(label: str | None, value: int) -> bool:
     return 1970 <= value <= 2100 and not (SCORE_LABEL.search(label) or LINES_LABEL.search(label))
 
 
-def score(o: Observed) -> TestResult:
+def _score_as_shown(o: Observed) -> TestResult:
     if (r := _needs_start(o)) is not None:
         return r
     series: dict[str, list[int]] = defaultdict(list)
@@ -334,6 +453,24 @@ def score(o: Observed) -> TestResult:
             f"no visible score increased over {o.facts.locks} placed pieces and {o.facts.rows_cleared} cleared lines (numbers seen: {seen})",
         )
     return TestResult(Verdict.INCONCLUSIVE, "too little play to judge the score")
+
+
+def score(o: Observed) -> TestResult:
+    """A visible number that rose (as the page shows it), confirmed by the game's own
+    score where the state reader found one: the shown values must be values it took."""
+    shown = _score_as_shown(o)
+    if shown.verdict is not Verdict.PASS or shown.found is None:
+        return shown
+    values = [float(v) for _t, source, _label, v in o.numbers if source == shown.found]
+    word = crosscheck.check_score(values, state_of(o), state_numbers(o))
+    if word.agrees is False:
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"the two readers disagree: the page showed {shown.reason}; but {word.saw}",
+        )
+    if word.agrees:
+        return TestResult(Verdict.PASS, f"{shown.reason}; {word.saw}", found=shown.found)
+    return shown
 
 
 def game_over(o: Observed) -> TestResult:
