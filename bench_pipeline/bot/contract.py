@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-BOT_VERSION = "0.10.0"
+BOT_VERSION = "1.0.0"
 
 
 class Verdict(StrEnum):

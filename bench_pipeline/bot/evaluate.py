@@ -233,7 +233,8 @@ def evaluate(
                     # Play ends within the time budget, and early enough before the hard
                     # cap to leave time for the verdicts.
                     play_s = min(
-                        max(endurance_s, CONTRACT_WINDOW_S) + BEYOND_WINDOW_S, hard_cap_s - 25.0
+                        max(endurance_s, CONTRACT_WINDOW_S) + BEYOND_WINDOW_S,
+                        hard_cap_s - TIMINGS.cap_margin_s,
                     )
                     bot = Bot(session, endurance_s, started + play_s)
                     try:

@@ -14,11 +14,14 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Timings:
     # --- the evaluation's budget (evaluate.py) --------------------------------------------
-    hard_cap_s: float = 120.0  # the evaluation ends here whatever the game does
+    hard_cap_s: float = 60.0  # the evaluation ends here whatever the game does
     contract_window_s: float = 30.0  # the endurance window the contract names
     # Play ends this long after the window's length from the evaluation's start: loading,
     # the start and the top-out past the window fit in it.
-    beyond_window_s: float = 24.0
+    beyond_window_s: float = 18.0
+    # Play ends at least this long before the hard cap: closing the browser and writing the
+    # evidence fit in it, and a page call that hangs meets the watchdog first.
+    cap_margin_s: float = 12.0
     # --- reading and pressing (session.py, core.py) ---------------------------------------
     after_key_s: float = 0.07  # time for a game to react and render after a key
     key_hold_ms: int = 30  # longer than one 60 Hz frame, shorter than any auto-repeat delay
