@@ -120,3 +120,47 @@ def test_error_messages_keep_their_brackets(tmp_path: Path) -> None:
     result = bench("design", str(bad))
     assert result.returncode == 2
     assert "axes.effort.baseline" in result.stderr and "[low, high]" in result.stderr
+
+
+def _saved_log(folder: Path, detail: str) -> Path:
+    """An observation log as an evaluation saves it: a game that started and whose left
+    key moved the piece, and nothing else."""
+    from bench_pipeline.bot.observations import FieldSeen, ObservationLog, PlayFacts
+
+    log = ObservationLog(t0=0.0, loaded=True, target="game/", bot_version="0.0-test")
+    log.field_seen = FieldSeen("canvas", 0, 0, 300, 600, 10, 20, "canvas #c")
+    log.facts = PlayFacts(start_mechanism="auto", started_at=1.0)
+    log.evidence.add(1.0, "starts", "pass", "first piece")
+    log.evidence.add(2.0, "move_left", "pass", detail, {"key": "ArrowLeft", "since": 1.9})
+    folder.mkdir(parents=True)
+    log.write(folder / "observations.json")
+    return folder / "observations.json"
+
+
+def test_rejudge_derives_the_verdicts_again_from_saved_logs(tmp_path: Path) -> None:
+    _saved_log(tmp_path / "runs" / "a", "'ArrowLeft' moved the piece -1 column(s)")
+    _saved_log(tmp_path / "runs" / "b", "moved")
+    result = bench("rejudge", str(tmp_path / "runs"), "--json")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(lines) == 2
+    for data in lines:
+        assert data["tests"]["loads"] == "PASS" and data["tests"]["move_left"] == "PASS"
+        assert data["tests"]["move_right"] == "INCONCLUSIVE"
+        assert data["observed_by"] == "0.0-test" and data["calibration"]["start"] == "auto"
+    one = bench("rejudge", str(tmp_path / "runs" / "a" / "observations.json"))
+    assert one.returncode == 0 and "move_left" in one.stdout
+
+
+def test_rejudge_names_a_file_that_is_no_log_and_judges_the_rest(tmp_path: Path) -> None:
+    _saved_log(tmp_path / "a", "moved")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "observations.json").write_text('{"format": 99}')
+    result = bench("rejudge", str(tmp_path), "--json")
+    assert result.returncode == 2
+    assert len(result.stdout.splitlines()) == 1
+    assert (
+        "b/observations.json" in result.stderr and "not a readable observation log" in result.stderr
+    )
+    missing = bench("rejudge", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
