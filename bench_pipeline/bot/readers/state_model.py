@@ -304,6 +304,19 @@ def _judge_orientation(
     floor = 0
     while floor < MAX_WALLS and row_always(full_rows - 1 - floor):
         floor += 1
+    if hint:
+        # walls and a floor the renderer draws as part of the field stay in it: of the
+        # ways to trim, the one giving the renderer's size, trimming most
+        rows, cols = hint
+        fitting = [
+            (l_ + r_ + f_, l_, r_, f_)
+            for l_ in range(left + 1)
+            for r_ in range(right + 1)
+            for f_ in range(floor + 1)
+            if full_cols - l_ - r_ == cols and 0 <= full_rows - f_ - rows <= MAX_HIDDEN_ROWS
+        ]
+        if fitting:
+            _, left, right, floor = max(fitting)
     vertical = full_rows - floor
     horizontal = full_cols - left - right
     hidden = 0
@@ -463,9 +476,13 @@ def find_piece(
                     x_best = (score, item)
     # -- y: rises (or falls) by a steady step with no key pressed
     y_best: tuple[float, dict[str, Any]] | None = None
+    x_keys = {x_best[1]["left"], x_best[1]["right"]} if x_best else set()
     for sid in values:
         if x_best and sid == x_best[1]["id"]:
             continue
+        sideways = [d for key in x_keys for d in per_key.get(sid, {}).get(key, [])]
+        if sideways and sum(1 for d in sideways if d != 0) >= 0.5 * len(sideways):
+            continue  # moves with left/right: another cell's x, not y
         moves = [d for d in quiet.get(sid, []) if d != 0]
         if len(moves) < 2:
             continue
