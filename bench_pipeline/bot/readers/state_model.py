@@ -476,14 +476,18 @@ def find_piece(
                     x_best = (score, item)
     # -- y: rises (or falls) by a steady step with no key pressed
     y_best: tuple[float, dict[str, Any]] | None = None
-    x_keys = {x_best[1]["left"], x_best[1]["right"]} if x_best else set()
     for sid in values:
         if x_best and sid == x_best[1]["id"]:
             continue
-        sideways = [d for key in x_keys for d in per_key.get(sid, {}).get(key, [])]
-        if sideways and sum(1 for d in sideways if d != 0) >= 0.5 * len(sideways):
-            continue  # moves with left/right: another cell's x, not y
         moves = [d for d in quiet.get(sid, []) if d != 0]
+        if x_best:
+            # left and right move it opposite ways: another cell's x, not y (gravity
+            # moves y the same way whichever key was pressed meanwhile)
+            by_key = per_key.get(sid, {})
+            left = _mode([d for d in by_key.get(x_best[1]["left"], []) if d != 0])
+            right = _mode([d for d in by_key.get(x_best[1]["right"], []) if d != 0])
+            if left and right and left[0] * right[0] < 0:
+                continue
         if len(moves) < 2:
             continue
         ups = [d for d in moves if d > 0]
