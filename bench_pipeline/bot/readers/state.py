@@ -40,7 +40,8 @@ STATE_JS = (Path(__file__).parent / "state.js").read_text()
 
 SCAN_CALL_MS = 4000  # one CDP call during a scan (queryObjects on a big heap takes a while)
 SAMPLE_CALL_MS = 1000  # one CDP call during a sample: a page that slow is not read
-SCAN_BUDGET_S = 20.0  # a whole scan: past it, what was found so far is kept
+SCAN_BUDGET_S = 12.0  # a whole scan: past it, no state (a page too busy to be read)
+SAMPLE_BUDGET_S = 1.5  # a whole sample, all its calls
 MAX_DEPTH = 3  # property steps below a root (window.game.piece.x)
 MAX_VISITS = 160  # objects whose properties are listed during a scan
 MAX_CHILDREN = 150  # properties looked at per object
@@ -187,6 +188,7 @@ class StateReader:
         self._paused_until = 0.0
         self._scans = 0
         self._enabled = False
+        self._deadline = float("inf")
         with contextlib.suppress(Exception):
             cdp.on("Runtime.executionContextCreated", self._on_created)
             cdp.on("Runtime.executionContextDestroyed", self._on_destroyed)
@@ -205,8 +207,14 @@ class StateReader:
         self._contexts.clear()
 
     def _send(self, method: str, params: dict[str, Any], timeout_ms: float) -> dict[str, Any]:
+        # every call fits in what is left of the whole scan's or sample's time: a page
+        # whose main thread is busy answers each call late, and many late answers must
+        # not add up to a hang
+        left_ms = (self._deadline - time.monotonic()) * 1000
+        if left_ms <= 0 and not method.startswith("Runtime.release"):
+            raise Unavailable(f"out of time before {method}")
         try:
-            return self.cdp.send(method, params, timeout=timeout_ms)
+            return self.cdp.send(method, params, timeout=max(50.0, min(timeout_ms, left_ms)))
         except Exception as error:  # Playwright's TimeoutError and Error, a closed page
             raise Unavailable(f"{method}: {str(error).splitlines()[0][:200]}") from error
 
@@ -258,14 +266,18 @@ class StateReader:
         while timing the game. Returns the description (see `describe`)."""
         started = time.perf_counter()
         self._grid = grid
+        self._deadline = float("inf")
         self._release()
         self._scans += 1
+        self._deadline = time.monotonic() + SCAN_BUDGET_S
         try:
             description = self._scan(grid, started)
         except Unavailable as error:
             description = self._empty(str(error))
         except Exception as error:  # the reader must never break the bot
             description = self._empty(f"reader error: {error!r}"[:300])
+        finally:
+            self._deadline = float("inf")
         elapsed = (time.perf_counter() - started) * 1000
         self.scan_ms.append(round(elapsed, 1))
         description["scan_ms"] = round(elapsed, 1)
@@ -762,7 +774,7 @@ class StateReader:
                     continue  # a board's rows are read in the page, not walked
             if kind == K_TYPED or depth >= MAX_DEPTH:
                 continue
-            if visits >= MAX_VISITS or time.perf_counter() - started > SCAN_BUDGET_S:
+            if visits >= MAX_VISITS or time.perf_counter() - started > SCAN_BUDGET_S / 2:
                 continue
             visits += 1
             try:
@@ -933,6 +945,7 @@ class StateReader:
             out["error"] = "page not answering: paused"
             return out
         errors = []
+        self._deadline = time.monotonic() + SAMPLE_BUDGET_S
         for ctx in self._ctx:
             if self._enabled and ctx.id not in self._contexts:
                 # the frame navigated or closed: what we held is gone with it
@@ -952,6 +965,7 @@ class StateReader:
                 out["shapes"][shape["id"]] = rows
             for scalar, value in zip(ctx.scalars, raw.get("scalars") or [], strict=False):
                 out["scalars"][scalar["id"]] = value
+        self._deadline = float("inf")
         out["ok"] = len(errors) < len(self._ctx)
         if errors:
             out["error"] = "; ".join(errors)[:500]

@@ -304,6 +304,19 @@ def _judge_orientation(
     floor = 0
     while floor < MAX_WALLS and row_always(full_rows - 1 - floor):
         floor += 1
+    if hint:
+        # walls and a floor the renderer draws as part of the field stay in it: of the
+        # ways to trim, the one giving the renderer's size, trimming most
+        rows, cols = hint
+        fitting = [
+            (l_ + r_ + f_, l_, r_, f_)
+            for l_ in range(left + 1)
+            for r_ in range(right + 1)
+            for f_ in range(floor + 1)
+            if full_cols - l_ - r_ == cols and 0 <= full_rows - f_ - rows <= MAX_HIDDEN_ROWS
+        ]
+        if fitting:
+            _, left, right, floor = max(fitting)
     vertical = full_rows - floor
     horizontal = full_cols - left - right
     hidden = 0
@@ -467,6 +480,14 @@ def find_piece(
         if x_best and sid == x_best[1]["id"]:
             continue
         moves = [d for d in quiet.get(sid, []) if d != 0]
+        if x_best:
+            # left and right move it opposite ways: another cell's x, not y (gravity
+            # moves y the same way whichever key was pressed meanwhile)
+            by_key = per_key.get(sid, {})
+            left = _mode([d for d in by_key.get(x_best[1]["left"], []) if d != 0])
+            right = _mode([d for d in by_key.get(x_best[1]["right"], []) if d != 0])
+            if left and right and left[0] * right[0] < 0:
+                continue
         if len(moves) < 2:
             continue
         ups = [d for d in moves if d > 0]
