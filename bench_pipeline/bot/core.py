@@ -134,7 +134,7 @@ class BotCore:
         # The game's own state (readers/state.py), once found after the start; None where
         # the page gave none to read.
         self.state_reader: StateSampler | None = None
-        self._last_state_sample = -1.0
+        self._next_state_sample = -1.0
 
     # ---- the log -----------------------------------------------------------------------
     def observe(
@@ -187,10 +187,17 @@ class BotCore:
         if reader is None:
             return
         now = self.log.now()
-        if not force and now - self._last_state_sample < TIMINGS.state_sample_every_s:
+        if not force and now < self._next_state_sample:
             return
-        self._last_state_sample = now
+        began = time.monotonic()
         sample = reader.sample()
+        took = time.monotonic() - began
+        # A busy page answers slowly: space the samples out (five times what one took) so
+        # the state's cost stays a small share of the bot's time.
+        gap = TIMINGS.state_sample_every_s
+        if took > TIMINGS.state_sample_slow_s:
+            gap = max(gap, 5 * took)
+        self._next_state_sample = now + gap
         if sample:
             self.log.state_samples.append((now, sample))
 

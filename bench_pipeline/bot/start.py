@@ -445,7 +445,7 @@ class StartPhase(BotCore):
             return
         reader = StateReader(self.s.page, cdp)
         try:
-            description = reader.scan((g.rows, g.cols))
+            description = reader.scan((g.rows, g.cols), budget_s=TIMINGS.state_scan_budget_s)
         except Exception as error:  # the reader must never stop the bot
             self.log.note(f"the state reader failed: {error!r}"[:200])
             return

@@ -95,10 +95,9 @@ def confirmed(o: Observed, test: str) -> TestResult:
     does not contradict gives the PASS; when the state contradicts every one, the verdict
     is INCONCLUSIVE with both readings."""
     state = state_of(o)
-    cols = o.field_seen.cols if o.field_seen else 10
     contradicted: list[str] = []
     for episode in o.evidence.episodes(test, "pass"):
-        word = crosscheck.check(test, episode, state, cols)
+        word = crosscheck.check(test, episode, state)
         if word.agrees is not False:
             reason = episode.detail + (f"; {word.saw}" if word.agrees else "")
             return TestResult(Verdict.PASS, reason)
@@ -140,18 +139,21 @@ def _trusted(o: Observed, view: crosscheck.SampledState | None) -> crosscheck.Sa
     """`view` without the parts that never agreed with the renderer where both saw play."""
     if view is None:
         return None
-    cols = o.field_seen.cols if o.field_seen else 10
     keep = {"piece": view.piece, "board": view.board}
     for aspect, tests in _ASPECT_TESTS.items():
         agreed = sum(
-            crosscheck.check(test, episode, view, cols).agrees is True
+            crosscheck.check(test, episode, view).agrees is True
             for test in tests
             for episode in o.evidence.episodes(test, "pass")
         )
         if agreed < MIN_AGREEMENTS:
             keep[aspect] = ()
     return crosscheck.SampledState(
-        piece=keep["piece"], board=keep["board"], scores=view.scores, over=view.over
+        piece=keep["piece"],
+        board=keep["board"],
+        scores=view.scores,
+        over=view.over,
+        board_speaks_against=view.board_speaks_against,
     )
 
 
@@ -192,7 +194,10 @@ def state_view(o: Observed) -> crosscheck.SampledState | None:
                 over.append((t, scalars[flag.id] == flag.over_value))  # type: ignore[union-attr]
     if not (piece or board or scores or over):
         return None
-    return crosscheck.SampledState(piece=piece, board=board, scores=scores, over=over)
+    named = model.board is not None and not model.board.path.startswith("heap#")
+    return crosscheck.SampledState(
+        piece=piece, board=board, scores=scores, over=over, board_speaks_against=named
+    )
 
 
 def state_numbers(o: Observed) -> list[float]:

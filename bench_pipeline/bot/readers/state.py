@@ -187,6 +187,7 @@ class StateReader:
         self._fails = 0
         self._paused_until = 0.0
         self._scans = 0
+        self._scan_budget_s = SCAN_BUDGET_S
         self._enabled = False
         self._deadline = float("inf")
         with contextlib.suppress(Exception):
@@ -259,7 +260,9 @@ class StateReader:
     def _empty(reason: str) -> dict[str, Any]:
         return {"ok": False, "error": reason, "boards": [], "scalars": [], "shapes": []}
 
-    def scan(self, grid: tuple[int, int] | None = None) -> dict[str, Any]:
+    def scan(
+        self, grid: tuple[int, int] | None = None, budget_s: float = SCAN_BUDGET_S
+    ) -> dict[str, Any]:
         """Find the candidates; `grid` is the renderer's field as (rows, cols), if known.
 
         Expensive (a full garbage collection per frame): a few times per evaluation, never
@@ -269,7 +272,8 @@ class StateReader:
         self._deadline = float("inf")
         self._release()
         self._scans += 1
-        self._deadline = time.monotonic() + SCAN_BUDGET_S
+        self._deadline = time.monotonic() + budget_s
+        self._scan_budget_s = budget_s
         try:
             description = self._scan(grid, started)
         except Unavailable as error:
@@ -774,7 +778,7 @@ class StateReader:
                     continue  # a board's rows are read in the page, not walked
             if kind == K_TYPED or depth >= MAX_DEPTH:
                 continue
-            if visits >= MAX_VISITS or time.perf_counter() - started > SCAN_BUDGET_S / 2:
+            if visits >= MAX_VISITS or time.perf_counter() - started > self._scan_budget_s / 2:
                 continue
             visits += 1
             try:
