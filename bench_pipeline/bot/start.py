@@ -76,7 +76,8 @@ class StartPhase(BotCore):
             if self._start_once(quick=threw and not last_load):
                 if self.loads > 1:
                     self.log.note(f"the game started on page load {self.loads}")
-                self.read_page_code()  # keys bound only when the game began
+                if not self.handler_keys:
+                    self.read_page_code()  # keys bound only when the game began
                 self.attach_state_reader()
                 return True
             threw = len(self.log.page_errors) > errors_before

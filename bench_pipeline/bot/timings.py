@@ -45,13 +45,13 @@ class Timings:
     soft_top_out: float = 1.6  # soft-dropping to the top takes this many times as long
     finish_after_window_s: float = 20.0  # all play after the window ends this soon after it
     # --- the state reader (readers/state.py) --------------------------------------------
-    state_sample_every_s: float = 0.12  # the game's own state is re-read at most this often
+    state_sample_every_s: float = 0.25  # the game's own state is re-read at most this often
     # One heap scan, after the start: past it, what was found so far (a page too busy to be
     # read gives no state rather than eat the window).
     state_scan_budget_s: float = 4.0
     # A sample that took longer than this (a page whose main thread is busy) spaces the next
     # ones out, so that reading the state never slows the reads a probe is timed by.
-    state_sample_slow_s: float = 0.1
+    state_sample_slow_s: float = 0.05
 
 
 TIMINGS = Timings()
