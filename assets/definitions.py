@@ -101,4 +101,3 @@ defs = dg.Definitions(
         "warehouse": WarehouseResource(),
     },
 )
-
