@@ -25,7 +25,8 @@ RANGE_END = "dagster/asset_partition_range_end"
 # The CLI prints its own progress; Dagster's step-by-step DEBUG lines stay in the run's log.
 # Runs per Dagster run of the per-run stages.
 CHUNK = 6
-QUALITY_AND_BOT = {dg.AssetKey("bot_evaluation"), dg.AssetKey("quality_metrics")}
+# The stages whose materializations make a run complete (stages.py).
+QUALITY_AND_BOT = {dg.AssetKey(s) for s in stages.COMPLETES_RUN}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Who executes a `bench run` Dagster run (in this process, so no run launcher and no run
 # monitoring sees it die): the next start fails the runs whose process is gone.
@@ -259,9 +260,12 @@ def run_main(
     # Only runs that have not been through every stage yet: what exists is never redone
     # here, and an agent run that exists is reused, not repeated (it costs money);
     # recomputing stale stages is the automation's job.
-    done = instance.get_materialized_partitions(
-        stage_assets_by_name["bot_evaluation"].key
-    ) & instance.get_materialized_partitions(stage_assets_by_name["quality_metrics"].key)
+    done = stages.complete_runs(
+        {
+            s: instance.get_materialized_partitions(stage_assets_by_name[s].key)
+            for s in stages.COMPLETES_RUN
+        }
+    )
     # A record that cannot be loaded is moved aside, and its stage is computed again
     # below for that run alone. Never the agent's: a new agent run costs money, so a run
     # whose agent record is quarantined is held back and named (docs/warehouse.md).

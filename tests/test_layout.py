@@ -25,6 +25,31 @@ def test_the_definitions_follow_the_one_list_of_stages() -> None:
         k.to_user_string() for k in graph.get_all_asset_keys() if graph.get(k).is_partitioned
     }
     assert per_run == set(stages.PER_RUN)
+    # The group and the pool of each stage's asset are its record's (stages.py).
+    for stage, asset in STAGE_ASSETS.items():
+        record = stages.BY_NAME[stage]
+        groups = {graph.get(key).group_name for key in asset.keys}
+        assert groups == {record.group_name}, stage
+        pools = {getattr(spec, "pool", None) for spec in [asset]} | {
+            getattr(node, "pool", None) for node in [asset.node_def]
+        }
+        assert record.pool in pools, (stage, pools)
+
+
+def test_a_run_is_complete_by_one_rule() -> None:
+    """ "Complete when bot_evaluation and quality_metrics are done" is written once."""
+    assert stages.COMPLETES_RUN == ("bot_evaluation", "quality_metrics")
+    done = stages.complete_runs(
+        {"bot_evaluation": {"a", "b", "c"}, "quality_metrics": {"b", "c", "d"}, "x": {"a"}}
+    )
+    assert done == {"b", "c"}
+    assert stages.complete_runs({"bot_evaluation": {"a"}}) == set()
+    literal = '"bot_evaluation") & '
+    for path in (ROOT / "bench_pipeline").rglob("*.py"):
+        assert literal not in path.read_text(), path
+    assert 'STAGE = "' not in "".join(
+        p.read_text() for p in (ROOT / "bench_pipeline").rglob("*.py")
+    ), "a stage's name written again outside stages.py"
 
 
 def _modules() -> dict[str, Path]:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.sharing.claims import (
     DONE,
     FAILED,
@@ -184,9 +184,12 @@ def run_worker(
     ]
     summary.runs = len(ordered)
     # Runs complete before any worker (a `bench run` on this instance) are not redone.
-    complete = instance.get_materialized_partitions(
-        bot_evaluation.key
-    ) & instance.get_materialized_partitions(stage_assets_by_name["quality_metrics"].key)
+    complete = stages.complete_runs(
+        {
+            s: instance.get_materialized_partitions(stage_assets_by_name[s].key)
+            for s in stages.COMPLETES_RUN
+        }
+    )
     added = claims.register(experiment.name, ordered, complete)
     if retry_failed:
         progress(f"{claims.retry_failed(experiment.name)} failed runs claimable again")
