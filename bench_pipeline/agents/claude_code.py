@@ -43,7 +43,10 @@ from bench_pipeline.agents.cli_adapter import (
 )
 from bench_pipeline.agents.transcripts import ClaudeStreamMeter
 
-INSTALL_HINT = "install Claude Code (npm i -g @anthropic-ai/claude-code) or use agent: synthetic"
+INSTALL_HINT = (
+    "run `make setup` (installs the pinned Claude Code into toolchain/agents) "
+    "or use agent: synthetic"
+)
 # Credentials and endpoint the CLI reads, copied from the harness's environment when set.
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
 PASSTHROUGH_VARS = (*CREDENTIAL_VARS, "ANTHROPIC_BASE_URL")

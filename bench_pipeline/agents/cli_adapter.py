@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench_pipeline import settings
 from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
 from bench_pipeline.agents.transcripts import Prices, UsageMeter
 from bench_pipeline.sandbox.base import Sandbox, SandboxPolicy, SandboxResult, sandbox_path
@@ -57,18 +58,26 @@ def allowed_hosts(harness: str, *base_url_vars: str) -> tuple[str, ...]:
 
 
 def resolve_executable(name: str, install_hint: str) -> Path:
-    """The absolute path of `name` on the harness's PATH, or AgentSetupError saying how to fix.
+    """The absolute path of the CLI `name`, or AgentSetupError saying how to fix it.
 
-    The sandbox starts from a clean environment, so the CLI is passed by absolute path.
+    A bare name is looked for first among the pinned CLIs that `make setup` installs
+    (`settings.agent_cli_bin()`: the version the project pins wins over whatever happens to
+    be on PATH), then on the harness's PATH. The sandbox starts from a clean environment,
+    so the CLI is passed by absolute path.
     """
     if os.sep in name:
         path = Path(name).expanduser()
         if path.is_file() and os.access(path, os.X_OK):
             return path.absolute()
         raise AgentSetupError(f"`{name}` is not an executable file: {install_hint}")
+    pinned = settings.agent_cli_bin() / name
+    if pinned.is_file() and os.access(pinned, os.X_OK):
+        return pinned
     found = shutil.which(name)
     if found is None:
-        raise AgentSetupError(f"`{name}` not found on PATH: {install_hint}")
+        raise AgentSetupError(
+            f"`{name}` not found on PATH nor in {settings.agent_cli_bin()}: {install_hint}"
+        )
     return Path(found).absolute()
 
 
@@ -177,7 +186,7 @@ def run_cli(task: AgentTask, sandbox: Sandbox, plan: CliPlan, home: Path) -> Age
         output_kill_bytes=AGENT_OUTPUT_KILL_BYTES,
         env=env,
         # Visible anyway under bubblewrap (the host is read-only); docker mounts only these.
-        read_only=[Path(plan.argv[0]).resolve().parent],
+        read_only=[_install_root(Path(plan.argv[0]))],
         writable=[home],
     )
     task.transcript_path.parent.mkdir(parents=True, exist_ok=True)
@@ -195,6 +204,16 @@ def run_cli(task: AgentTask, sandbox: Sandbox, plan: CliPlan, home: Path) -> Age
     if plan.finish is not None:
         plan.finish()
     return judge(task, plan, result, limits, prices, env)
+
+
+def _install_root(executable: Path) -> Path:
+    """What the sandbox must see of the CLI's install: the whole pinned node_modules for a
+    pinned CLI (`codex` is a node script that starts the binary of a sibling package),
+    else the folder of the resolved executable."""
+    pinned = settings.agent_cli_bin()
+    if executable.parent == pinned:
+        return pinned.parent.resolve()
+    return executable.resolve().parent
 
 
 def judge(

@@ -54,7 +54,9 @@ from bench_pipeline.agents.cli_adapter import (
 )
 from bench_pipeline.agents.transcripts import CodexJsonMeter
 
-INSTALL_HINT = "install the Codex CLI (npm i -g @openai/codex) or use agent: synthetic"
+INSTALL_HINT = (
+    "run `make setup` (installs the pinned Codex CLI into toolchain/agents) or use agent: synthetic"
+)
 PASSTHROUGH_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
 REASONING_EFFORT = {"low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
 SANDBOX_MODES = ("workspace-write", "danger-full-access")

@@ -136,10 +136,10 @@ def test_prompt_starting_with_a_dash_is_not_an_option(fake_path: Path, make_task
     [
         (
             ClaudeCodeAdapter,
-            "`claude` not found on PATH: install Claude Code (npm i -g @anthropic-ai/claude-code) "
-            "or use agent: synthetic",
+            "`claude` not found on PATH nor in {bin}: run `make setup` (installs the pinned "
+            "Claude Code into toolchain/agents) or use agent: synthetic",
         ),
-        (CodexAdapter, "`codex` not found on PATH: install the Codex CLI"),
+        (CodexAdapter, "`codex` not found on PATH nor in {bin}: run `make setup`"),
     ],
 )
 def test_missing_cli_is_a_setup_error(
@@ -150,10 +150,11 @@ def test_missing_cli_is_a_setup_error(
     message: str,
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # a folder without any CLI
+    monkeypatch.setenv("BENCH_AGENT_CLI_BIN", str(tmp_path))  # nor the pinned ones
     sandbox = ScriptedSandbox([])
     with pytest.raises(AgentSetupError) as error:
         adapter().run(make_task(), sandbox)
-    assert str(error.value).startswith(message)
+    assert str(error.value).startswith(message.format(bin=tmp_path))
     assert sandbox.calls == []  # nothing was started
 
 
