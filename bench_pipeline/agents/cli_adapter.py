@@ -133,6 +133,34 @@ class CliPlan:
     failure_hint: str = ""
     # The only hosts the CLI may reach, through the sandbox's egress proxy (its model API).
     allowed_hosts: tuple[str, ...] = ()
+    # Services the harness runs for this run, reached by name through the proxy.
+    local_services: dict[str, str] = field(default_factory=dict)
+
+
+# A model id "scripted-<scenario>" is played by the scripted model API (scripted_server.py)
+# instead of a vendor's: the CLI runs for real, its model is a script.
+SCRIPTED_PREFIX = "scripted-"
+# The name the CLI is given for that API: .invalid never resolves, so nothing but the
+# harness's own server can answer to it (the egress proxy maps it; sandbox/egress.py).
+SCRIPTED_HOST = "model-api.scripted.invalid"
+SCRIPTED_PORT = 80
+# Not a credential: the CLIs refuse to start without some key, and the scripted API ignores it.
+SCRIPTED_API_KEY = "scripted-api-key-not-a-secret"
+
+
+@dataclass(frozen=True)
+class ScriptedApi:
+    """Where a scripted run's CLI finds its model API, and which model name it is told."""
+
+    base_url: str  # "http://model-api.scripted.invalid"
+    service: str  # the proxy's mapping: "model-api.scripted.invalid:80"
+    address: str  # where the server really listens: "127.0.0.1:PORT"
+    scenario: str
+
+
+def scripted_scenario(model: str) -> str | None:
+    """The scenario of a scripted model id ("scripted-success" -> "success"), else None."""
+    return model[len(SCRIPTED_PREFIX) :] if model.startswith(SCRIPTED_PREFIX) else None
 
 
 class _Limits:
@@ -188,6 +216,7 @@ def run_cli(task: AgentTask, sandbox: Sandbox, plan: CliPlan, home: Path) -> Age
         # Visible anyway under bubblewrap (the host is read-only); docker mounts only these.
         read_only=[_install_root(Path(plan.argv[0]))],
         writable=[home],
+        local_services=plan.local_services,
     )
     task.transcript_path.parent.mkdir(parents=True, exist_ok=True)
     # The sandbox appends to the transcript file; a retry starts from an empty one.
@@ -340,10 +369,33 @@ class CliAdapter(AgentAdapter, abc.ABC):
     """An adapter that runs a command-line agent under the sandbox (see the module doc)."""
 
     @abc.abstractmethod
-    def build(self, task: AgentTask, home: Path) -> CliPlan:
-        """The argv, environment and meter for `task`; raise AgentSetupError if impossible."""
+    def build(self, task: AgentTask, home: Path, scripted: ScriptedApi | None = None) -> CliPlan:
+        """The argv, environment and meter for `task` (its model API the scripted one when
+        `scripted` is given); raise AgentSetupError if impossible."""
 
     def run(self, task: AgentTask, sandbox: Sandbox) -> AgentOutcome:
         home = agent_home(task)
-        plan = self.build(task, home)
-        return run_cli(task, sandbox, plan, home)
+        name = scripted_scenario(task.model)
+        if name is None:
+            return run_cli(task, sandbox, self.build(task, home), home)
+        # Imported here: only scripted runs need the server (and the game it writes).
+        from bench_pipeline.agents.scripted_server import ScriptedModelServer, scenario
+
+        try:
+            script = scenario(name)
+        except ValueError as exc:
+            raise AgentSetupError(f"model {task.model!r}: {exc}") from exc
+        with ScriptedModelServer(script) as server:
+            host, port = server.address
+            api = ScriptedApi(
+                base_url=f"http://{SCRIPTED_HOST}",
+                service=f"{SCRIPTED_HOST}:{SCRIPTED_PORT}",
+                address=f"{host}:{port}",
+                scenario=name,
+            )
+            plan = self.build(task, home, api)
+            plan.local_services[api.service] = api.address
+            outcome = run_cli(task, sandbox, plan, home)
+            # What the script played: requests, faults answered, replies served.
+            outcome.details["scripted_api"] = server.report()
+        return outcome

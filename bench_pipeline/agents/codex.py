@@ -45,8 +45,10 @@ from pathlib import Path
 
 from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli_adapter import (
+    SCRIPTED_API_KEY,
     CliAdapter,
     CliPlan,
+    ScriptedApi,
     allowed_hosts,
     host_env,
     prompt_arg,
@@ -60,6 +62,21 @@ INSTALL_HINT = (
 PASSTHROUGH_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
 REASONING_EFFORT = {"low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
 SANDBOX_MODES = ("workspace-write", "danger-full-access")
+# What Codex is told it runs when the model API is the scripted one (see claude_code.py).
+SCRIPTED_API_MODEL = "gpt-5-codex"
+SCRIPTED_KEY_VAR = "BENCH_SCRIPTED_API_KEY"
+# Codex's own switches for traffic a benchmark run does not need (config keys; Codex ignores
+# keys it does not know): no analytics events, no OpenTelemetry export, no update check, no
+# plugin catalogue sync.
+QUIET_CONFIG = (
+    "analytics.enabled=false",
+    'otel.exporter="none"',
+    'otel.trace_exporter="none"',
+    "check_for_update_on_startup=false",
+    "feedback.enabled=false",
+    # The curated-plugins sync at start-up (github.com, api.github.com, chatgpt.com).
+    "features.plugins=false",
+)
 # The session log is looked for at most this often until found (a recursive glob per line
 # would be wasteful), and then read incrementally at most this often.
 SESSION_SCAN_INTERVAL_S = 0.5
@@ -159,7 +176,7 @@ class CodexAdapter(CliAdapter):
         self.sandbox_mode = sandbox_mode
         self.extra_args = list(extra_args)
 
-    def build(self, task: AgentTask, home: Path) -> CliPlan:
+    def build(self, task: AgentTask, home: Path, scripted: ScriptedApi | None = None) -> CliPlan:
         exe = resolve_executable(self.executable, INSTALL_HINT)
         effort = str(task.config.get("effort", "medium"))
         if effort not in REASONING_EFFORT:
@@ -173,7 +190,7 @@ class CodexAdapter(CliAdapter):
             "exec",
             "--json",
             "--model",
-            task.model,
+            SCRIPTED_API_MODEL if scripted else task.model,
             "--sandbox",
             self.sandbox_mode,
             "--skip-git-repo-check",
@@ -185,19 +202,26 @@ class CodexAdapter(CliAdapter):
             f'web_search="{"live" if web else "disabled"}"',
             "-c",
             f"tools.web_search={'true' if web else 'false'}",
+            *(arg for item in QUIET_CONFIG for arg in ("-c", item)),
+            *(self._scripted_provider(scripted) if scripted else ()),
             *self.extra_args,
             prompt_arg(task.prompt),
         ]
         codex_home = home / ".codex"
         codex_home.mkdir()
-        login_copied = self._copy_login(codex_home)
-        env = {**host_env(PASSTHROUGH_VARS), "CODEX_HOME": str(codex_home)}
-        if "OPENAI_API_KEY" in env and "CODEX_API_KEY" not in env:
-            env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        if scripted:
+            # The scripted API gets no login nor key of the user's: a placeholder key.
+            login_copied = False
+            env = {SCRIPTED_KEY_VAR: SCRIPTED_API_KEY, "CODEX_HOME": str(codex_home)}
+        else:
+            login_copied = self._copy_login(codex_home)
+            env = {**host_env(PASSTHROUGH_VARS), "CODEX_HOME": str(codex_home)}
+            if "OPENAI_API_KEY" in env and "CODEX_API_KEY" not in env:
+                env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
         meter = CodexJsonMeter()
         reader = SessionLogReader(codex_home, meter)
         hint = ""
-        if not login_copied and "CODEX_API_KEY" not in env:
+        if not scripted and not login_copied and "CODEX_API_KEY" not in env:
             hint = f"note: no OPENAI_API_KEY/CODEX_API_KEY set and no {host_codex_home()}/auth.json"
         return CliPlan(
             label="codex",
@@ -205,7 +229,7 @@ class CodexAdapter(CliAdapter):
             meter=meter,
             env=env,
             structured="codex exec --json",
-            allowed_hosts=allowed_hosts(self.name, "OPENAI_BASE_URL"),
+            allowed_hosts=() if scripted else allowed_hosts(self.name, "OPENAI_BASE_URL"),
             on_line=reader.poll,
             finish=lambda: self._finish(reader, codex_home),
             details={
@@ -220,6 +244,15 @@ class CodexAdapter(CliAdapter):
             },
             failure_hint=hint,
         )
+
+    @staticmethod
+    def _scripted_provider(api: ScriptedApi) -> tuple[str, ...]:
+        """A model provider for the scripted API, as a user adds one for a gateway."""
+        provider = (
+            f'{{name="scripted",base_url="{api.base_url}/v1",wire_api="responses",'
+            f'env_key="{SCRIPTED_KEY_VAR}"}}'
+        )
+        return ("-c", f"model_providers.scripted={provider}", "-c", "model_provider=scripted")
 
     @staticmethod
     def _finish(reader: SessionLogReader, codex_home: Path) -> None:
