@@ -34,7 +34,7 @@ from pathlib import Path
 
 from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli_adapter import (
-    SCRIPTED_API_KEY,
+    SCRIPTED_MAX_RETRIES,
     CliAdapter,
     CliPlan,
     ScriptedApi,
@@ -43,6 +43,7 @@ from bench_pipeline.agents.cli_adapter import (
     prompt_arg,
     resolve_executable,
 )
+from bench_pipeline.agents.scripted_server import SCRIPTED_API_KEY
 from bench_pipeline.agents.transcripts import ClaudeStreamMeter
 
 INSTALL_HINT = (
@@ -157,7 +158,12 @@ class ClaudeCodeAdapter(CliAdapter):
         argv += self.extra_args
         # The scripted API gets no credential of the user's: a placeholder key instead.
         env = (
-            {"ANTHROPIC_BASE_URL": scripted.base_url, "ANTHROPIC_API_KEY": SCRIPTED_API_KEY}
+            {
+                "ANTHROPIC_BASE_URL": scripted.base_url,
+                "ANTHROPIC_API_KEY": SCRIPTED_API_KEY,
+                # A persistent scripted fault ends in seconds, not after 10 growing waits.
+                "CLAUDE_CODE_MAX_RETRIES": str(SCRIPTED_MAX_RETRIES),
+            }
             if scripted
             else host_env(PASSTHROUGH_VARS)
         )

@@ -144,8 +144,10 @@ SCRIPTED_PREFIX = "scripted-"
 # harness's own server can answer to it (the egress proxy maps it; sandbox/egress.py).
 SCRIPTED_HOST = "model-api.scripted.invalid"
 SCRIPTED_PORT = 80
-# Not a credential: the CLIs refuse to start without some key, and the scripted API ignores it.
-SCRIPTED_API_KEY = "scripted-api-key-not-a-secret"
+# Retries each CLI makes against the scripted API (its own defaults: Claude Code 10 with
+# growing waits, Codex 5 per stream): enough for the retry scenarios, few enough that a
+# persistent fault ends a run in seconds.
+SCRIPTED_MAX_RETRIES = 3
 
 
 @dataclass(frozen=True)

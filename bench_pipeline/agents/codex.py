@@ -45,7 +45,7 @@ from pathlib import Path
 
 from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli_adapter import (
-    SCRIPTED_API_KEY,
+    SCRIPTED_MAX_RETRIES,
     CliAdapter,
     CliPlan,
     ScriptedApi,
@@ -54,6 +54,7 @@ from bench_pipeline.agents.cli_adapter import (
     prompt_arg,
     resolve_executable,
 )
+from bench_pipeline.agents.scripted_server import SCRIPTED_API_KEY
 from bench_pipeline.agents.transcripts import CodexJsonMeter
 
 INSTALL_HINT = (
@@ -63,7 +64,7 @@ PASSTHROUGH_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
 REASONING_EFFORT = {"low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
 SANDBOX_MODES = ("workspace-write", "danger-full-access")
 # What Codex is told it runs when the model API is the scripted one (see claude_code.py).
-SCRIPTED_API_MODEL = "gpt-5-codex"
+SCRIPTED_API_MODEL = "gpt-5.5"
 SCRIPTED_KEY_VAR = "BENCH_SCRIPTED_API_KEY"
 # Codex's own switches for traffic a benchmark run does not need (config keys; Codex ignores
 # keys it does not know): no analytics events, no OpenTelemetry export, no update check, no
@@ -218,6 +219,12 @@ class CodexAdapter(CliAdapter):
             env = {**host_env(PASSTHROUGH_VARS), "CODEX_HOME": str(codex_home)}
             if "OPENAI_API_KEY" in env and "CODEX_API_KEY" not in env:
                 env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        # Codex will not set up its own sandbox's helpers when CODEX_HOME lies under the temp
+        # folder (TMPDIR, else /tmp), and then no command it runs works: a private temp folder
+        # in the run's HOME keeps a run folder under /tmp (a test's, a scratch store) usable.
+        tmp = home / "tmp"
+        tmp.mkdir()
+        env["TMPDIR"] = str(tmp)
         meter = CodexJsonMeter()
         reader = SessionLogReader(codex_home, meter)
         hint = ""
@@ -248,9 +255,11 @@ class CodexAdapter(CliAdapter):
     @staticmethod
     def _scripted_provider(api: ScriptedApi) -> tuple[str, ...]:
         """A model provider for the scripted API, as a user adds one for a gateway."""
+        retries = SCRIPTED_MAX_RETRIES
         provider = (
             f'{{name="scripted",base_url="{api.base_url}/v1",wire_api="responses",'
-            f'env_key="{SCRIPTED_KEY_VAR}"}}'
+            f'env_key="{SCRIPTED_KEY_VAR}",request_max_retries={retries},'
+            f"stream_max_retries={retries}}}"
         )
         return ("-c", f"model_providers.scripted={provider}", "-c", "model_provider=scripted")
 

@@ -47,6 +47,9 @@ FAULTS: tuple[str, ...] = ("429", "529", "cut", "garbage", "stall")
 # How long a stalled reply holds its connection at most (the harness's time limit ends the
 # run long before; this only bounds a server left running by a crashed test).
 STALL_S = 3600.0
+# The key the harness gives a CLI for the scripted API (the CLIs refuse to start without
+# one). Not a secret; the server notes whether each request carried it, any other key, or none.
+SCRIPTED_API_KEY = "scripted-api-key-not-a-secret"
 # The delimiter of the here-documents that write files through Codex's shell tool.
 HEREDOC = "BENCH_SCRIPTED_EOF"
 
@@ -100,6 +103,12 @@ class Script:
     name: str
     replies: tuple[Reply, ...]
     description: str = ""
+
+    @property
+    def turns(self) -> int:
+        """Turns as both CLIs count them once the session ends: one per tool call plus the
+        final answer (Claude Code's `num_turns`; the Codex meter's completed items)."""
+        return self.tool_calls + 1
 
     @property
     def tool_calls(self) -> int:
@@ -483,6 +492,8 @@ class ServedRequest:
     reply: int | None  # the script's reply index, None for requests outside the script
     attempt: int
     answer: str  # "reply", "final", a fault, "not found", "side"
+    stream: bool = False
+    credential: str = "none"  # "placeholder" (SCRIPTED_API_KEY), "other" or "none"
     at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:
@@ -493,6 +504,8 @@ class ServedRequest:
             "reply": self.reply,
             "attempt": self.attempt,
             "answer": self.answer,
+            "stream": self.stream,
+            "credential": self.credential,
         }
 
 
@@ -603,7 +616,10 @@ class ScriptedModelServer:
         reply = replies[min(index, len(replies) - 1)]
         fault = reply.faults[attempt] if attempt < len(reply.faults) else None
         answer = fault or ("final" if reply.final else "reply")
-        self._note(ServedRequest("POST", handler.path, api, index, attempt, answer))
+        stream = bool(request.get("stream"))
+        entry = ServedRequest("POST", handler.path, api, index, attempt, answer, stream)
+        entry.credential = _credential(handler)
+        self._note(entry)
         if fault in ("429", "529"):
             status = int(fault)
             payload, headers = dialect.error(status)
@@ -636,7 +652,21 @@ class ScriptedModelServer:
                 payload = Anthropic.message(reply, index, model, cwd)
             else:
                 payload = Responses.response(reply, index, model)
-            _send_json(handler, 200, payload)
+            if not cut:
+                _send_json(handler, 200, payload)
+                return
+            # A whole-body reply cut as well (Claude Code falls back to one after failed
+            # streams): half of the promised bytes, then the connection drops.
+            data = json.dumps(payload).encode()
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            with contextlib.suppress(OSError):
+                handler.wfile.write(data[: len(data) // 2])
+                handler.wfile.flush()
+                handler.connection.shutdown(socket.SHUT_RDWR)
+            handler.close_connection = True
             return
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -646,9 +676,11 @@ class ScriptedModelServer:
         events = list(dialect.events(reply, index, model, cwd))
         try:
             if cut:
-                # Everything up to the middle of the second event, then the connection drops
-                # without the chunked body's end: the client sees a broken stream.
-                partial = events[0] + events[1][: len(events[1]) // 2]
+                # Half of the first event, then the connection drops without the chunked
+                # body's end: the client sees a broken stream. Cut inside the first event so
+                # that no usage ever reaches the client (how much of a longer prefix a CLI
+                # reads before it notices the drop is a race, and would make its cost vary).
+                partial = events[0][: len(events[0]) // 2]
                 _write_chunk(handler, partial)
                 handler.close_connection = True
                 with contextlib.suppress(OSError):
@@ -660,6 +692,18 @@ class ScriptedModelServer:
             handler.wfile.flush()
         except OSError:
             handler.close_connection = True
+
+
+def _credential(handler: BaseHTTPRequestHandler) -> str:
+    """Which key a request carried (never the key itself): Anthropic's x-api-key header or
+    an OpenAI-style bearer token."""
+    key = handler.headers.get("x-api-key") or ""
+    bearer = handler.headers.get("Authorization") or ""
+    if bearer.lower().startswith("bearer "):
+        key = key or bearer[7:].strip()
+    if not key:
+        return "none"
+    return "placeholder" if key == SCRIPTED_API_KEY else "other"
 
 
 def _is_main_loop(request: Mapping[str, Any]) -> bool:
