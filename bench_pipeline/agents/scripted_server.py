@@ -575,6 +575,8 @@ class ScriptedModelServer:
             "requests": len(requests),
             "answers": dict(sorted(answers.items())),
             "replies_served": self.replies_served(),
+            # Epoch seconds: how long a CLI takes before it first asks (benchmarks/agents.py).
+            "first_request_at": self.first_request_at,
             "log": requests[:200],
         }
 
