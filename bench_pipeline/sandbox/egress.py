@@ -17,6 +17,8 @@ connections are open at once. The proxy connects to the addresses it checked, ne
 second lookup of the name, so DNS cannot swap a public address for a private one in between.
 
 Allow-list entries: `host` (ports 80 and 443), `host:port`, `*.domain` (any subdomain).
+`local_services` maps exact `name:port` pairs to a service the harness runs for this program
+on the host (the scripted model API): reached at that address only, without a lookup.
 Defaults per harness are in `DEFAULT_ALLOW_HOSTS`; `BENCH_ALLOW_HOSTS_<NAME>` replaces one
 (see `allow_hosts_for`).
 """
