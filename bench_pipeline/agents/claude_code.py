@@ -58,7 +58,7 @@ PERMISSION_MODES = ("bypassPermissions", "acceptEdits")
 THINKING_TOKENS = {"low": 0, "medium": 8000, "high": 32000, "max": 63999}
 # What Claude Code is told it runs when the model API is the scripted one: a model it knows,
 # so that it prices the session itself (total_cost_usd) as it would that model's; the
-# scripted models of experiments/scripted-models.yaml carry the same prices.
+# scripted models of experiments/registries/scripted-models.yaml carry the same prices.
 SCRIPTED_API_MODEL = "claude-sonnet-4-6"
 # Claude Code's own switches for traffic a benchmark run does not need: the privacy level
 # "essential traffic only" (no telemetry, auto-update, release notes, feedback, model

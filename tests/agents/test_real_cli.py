@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 HARNESSES = ("claude-code", "codex")
 SCRIPTED = f"{SCRIPTED_HOST}:{SCRIPTED_PORT}"
-# The scripted models' prices (experiments/scripted-models.yaml), Claude Sonnet's.
+# The scripted models' prices (experiments/registries/scripted-models.yaml), Claude Sonnet's.
 PRICES = Prices(3.0, 15.0)
 
 
