@@ -82,6 +82,10 @@ if command -v npm >/dev/null 2>&1; then
   elif [ ! -f "$stamp" ] || [ toolchain/agents/package-lock.json -nt "$stamp" ]; then
     say "npm ci (toolchain/agents/: Claude Code, Codex; ~760 MB the first time)"
     npm ci --prefix toolchain/agents --no-audit --no-fund --loglevel=error >/dev/null
+    # npm 11 warns that Claude Code's install script is "not yet covered by allowScripts"
+    # but still runs it; should a later npm skip it, the CLI would be a stub: say so here.
+    toolchain/agents/node_modules/.bin/claude --version >/dev/null 2>&1 \
+      || say "claude does not run: its postinstall did not copy the native binary (see npm's install-scripts warning)"
   fi
 fi
 say "ready"
