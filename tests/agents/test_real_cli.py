@@ -12,18 +12,23 @@ from __future__ import annotations
 
 import json
 import os
+import tarfile
 from pathlib import Path
 
 import pytest
 
+from bench_pipeline.agents import adapter_for
 from bench_pipeline.agents.base import AgentOutcome
 from bench_pipeline.agents.claude_code import ClaudeCodeAdapter
 from bench_pipeline.agents.cli_adapter import SCRIPTED_HOST, SCRIPTED_PORT
 from bench_pipeline.agents.codex import CodexAdapter
 from bench_pipeline.agents.meters import Prices
 from bench_pipeline.agents.scripted_server import scenario, tetris_files
+from bench_pipeline.agents.stage import ARCHIVE, STAGE, run_generation
+from bench_pipeline.design.axes import default_config
 from bench_pipeline.quality.transcript import analyze_transcript
 from bench_pipeline.sandbox.base import Sandbox
+from bench_pipeline.warehouse.artifacts import ArtifactStore
 from tests.agents.conftest import MakeTask
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -247,3 +252,38 @@ def processes_in(folder: Path) -> list[str]:
         if cwd.startswith(str(folder)):
             found.append(pid)
     return found
+
+
+def test_a_stopped_real_cli_run_is_recorded_and_the_next_run_goes_on(
+    tmp_path: Path, bubblewrap: Sandbox
+) -> None:
+    """Through the generation stage, as a sweep runs it: a run stopped by its budget leaves
+    its record and its archive (what it wrote so far), and the next run is played."""
+    store = ArtifactStore(tmp_path / "artifacts")
+
+    def spec(run_id: str, agent: str, model: str, budget: float) -> dict[str, object]:
+        config = {**default_config(), "agent": agent, "model": model, "budget_usd": budget}
+        return {
+            "run_id": run_id,
+            "experiment": "t",
+            "cell_id": run_id.split(".")[1],
+            "repeat": 0,
+            "seed": 0,
+            "agent": agent,
+            "model": model,
+            "input_usd_per_mtok": 3.0,
+            "output_usd_per_mtok": 15.0,
+            "config": config,
+        }
+
+    stopped = run_generation(
+        spec("t.c1.r0", "claude-code", "scripted-budget", 0.5), store, adapter_for, bubblewrap
+    ).record
+    after = run_generation(
+        spec("t.c2.r0", "codex", "scripted-success", 5.0), store, adapter_for, bubblewrap
+    ).record
+    assert stopped["status"] == "budget_exceeded" and stopped["budget_hit"]
+    with tarfile.open(store.run_dir("t.c1.r0", STAGE) / ARCHIVE) as archive:
+        names = archive.getnames()
+    assert any(name.endswith("step-01.txt") for name in names)
+    assert after["status"] == "completed" and after["tool_calls"] == scenario("success").tool_calls
