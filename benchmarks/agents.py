@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bench_pipeline.agents import adapter_for
-from bench_pipeline.agents.base import AgentTask
+from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.claude_code import ClaudeCodeAdapter
 from bench_pipeline.agents.cli_adapter import CliAdapter
 from bench_pipeline.agents.codex import CodexAdapter
@@ -122,11 +122,17 @@ def real_clis(sandbox: Sandbox, folder: Path, runs: int) -> None:
             )
             started = time.time()
             t0 = time.perf_counter()
-            outcome = adapter().run(task, sandbox)
+            try:
+                outcome = adapter().run(task, sandbox)
+            except AgentSetupError as exc:  # the CLI is not installed here
+                print(f"real {harness} CLI: skipped ({exc})")
+                break
             walls.append(time.perf_counter() - t0)
             assert outcome.status == "completed", outcome.message
             first = outcome.details["scripted_api"]["first_request_at"]
             firsts.append(first - started)
+        if not walls:
+            continue
         print(
             f"real {harness} CLI, scripted success session (5 replies, 14 tool calls): "
             f"wall median {statistics.median(walls):.2f} s (min {min(walls):.2f}, max "
