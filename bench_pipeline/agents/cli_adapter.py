@@ -386,7 +386,8 @@ class CliAdapter(AgentAdapter, abc.ABC):
         try:
             script = scenario(name)
         except ValueError as exc:
-            raise AgentSetupError(f"model {task.model!r}: {exc}") from exc
+            # The cell's bad model, not the machine's: this run is an error, the sweep goes on.
+            return AgentOutcome(status="error", message=f"model {task.model!r}: {exc}")
         with ScriptedModelServer(script) as server:
             host, port = server.address
             api = ScriptedApi(

@@ -257,8 +257,9 @@ def processes_in(folder: Path) -> list[str]:
 def test_a_stopped_real_cli_run_is_recorded_and_the_next_run_goes_on(
     tmp_path: Path, bubblewrap: Sandbox
 ) -> None:
-    """Through the generation stage, as a sweep runs it: a run stopped by its budget leaves
-    its record and its archive (what it wrote so far), and the next run is played."""
+    """Through the generation stage, as a sweep runs it: a scripted model without a script is
+    an error run, a run stopped by its budget leaves its record and its archive (what it
+    wrote so far), and each next run is played."""
     store = ArtifactStore(tmp_path / "artifacts")
 
     def spec(run_id: str, agent: str, model: str, budget: float) -> dict[str, object]:
@@ -276,6 +277,13 @@ def test_a_stopped_real_cli_run_is_recorded_and_the_next_run_goes_on(
             "config": config,
         }
 
+    unknown = run_generation(
+        spec("t.c0.r0", "codex", "scripted-nope", 5.0), store, adapter_for, bubblewrap
+    ).record
+    assert unknown["status"] == "error"
+    assert unknown["message"].startswith(
+        "model 'scripted-nope': unknown scripted scenario 'nope'; known: success, budget"
+    )
     stopped = run_generation(
         spec("t.c1.r0", "claude-code", "scripted-budget", 0.5), store, adapter_for, bubblewrap
     ).record
