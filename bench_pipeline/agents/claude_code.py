@@ -21,6 +21,11 @@ stream-json in print mode):
   max_tokens, and 64000 is the output cap of the Sonnet 4 models).
 - `context_file` needs nothing here: the caller already wrote CLAUDE.md into the workspace.
 
+Scripted model API (a `scripted-<scenario>` model, see scripted_server.py): the CLI gets
+ANTHROPIC_BASE_URL=http://model-api.scripted.invalid (mapped by the egress proxy to the
+harness's own server), a placeholder key instead of the user's credentials, and
+`--model claude-sonnet-4-6`. Non-essential traffic is off on every run (`QUIET_ENV`).
+
 Permission mode: `bypassPermissions` by default (the sandbox is the safety boundary, and an
 unattended run cannot answer prompts). Claude Code refuses that mode for uid 0 unless
 `IS_SANDBOX=1`, which is set because the run is sandboxed. `acceptEdits` also works: Bash is

@@ -22,6 +22,12 @@ The argv, for a cell with model M and effort E:
 - `max_turns`: Codex has no such flag; the harness counts model round trips in the stream
   (see `CodexJsonMeter`) and stops the run past the limit.
 
+Scripted model API (a `scripted-<scenario>` model, see scripted_server.py): a model provider
+`-c model_providers.scripted={base_url="http://model-api.scripted.invalid/v1", ...}
+-c model_provider=scripted`, as a user adds one for a gateway, with a placeholder key and
+`--model gpt-5.5`; no login is copied. Non-essential traffic is off on every run
+(`QUIET_CONFIG`).
+
 Budget: `codex exec --json` prints token usage only when its turn ends, i.e. at the end of
 the run. While it works, the harness reads the cumulative `token_count` events Codex writes
 to its session log under the per-run CODEX_HOME, so an expensive run is stopped mid-way.
