@@ -144,8 +144,9 @@ def test_the_budget_stops_a_real_cli_and_keeps_what_it_wrote(
     assert outcome.status == "budget_exceeded" and outcome.budget_hit, outcome.message
     assert outcome.message.startswith(f"{'claude' if harness == 'claude-code' else 'codex'} ")
     assert outcome.exit_code is None  # killed, not exited
-    # $0.20 a reply: over $0.50 on the third, far from the fifteen of the script.
-    assert 0.50 < outcome.usage.cost_usd < 1.00  # type: ignore[operator]
+    # $0.20 a reply: over $0.50 on the third; on a loaded machine the CLI may get a reply or
+    # two further before the kill lands, never near the $3.00 of the whole script.
+    assert 0.50 < outcome.usage.cost_usd < 1.50  # type: ignore[operator]
     served = outcome.details["scripted_api"]["replies_served"]
     assert 3 <= served < len(scenario("budget").replies)
     assert (workspace / "step-01.txt").read_text() == "step 1\n"
