@@ -233,16 +233,25 @@ def test_destinations_beyond_the_scripted_api_are_refused_listed_and_harmless(
     assert list(egress["connections"]) == [SCRIPTED]  # none of them was reached
 
 
+@pytest.mark.parametrize("harness", HARNESSES)
 def test_a_scripted_run_gets_no_credential_of_the_machine(
-    make_task: MakeTask, bubblewrap: Sandbox, monkeypatch: pytest.MonkeyPatch
+    harness: str,
+    make_task: MakeTask,
+    bubblewrap: Sandbox,
+    host_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-real-key")
-    outcome, _ = run("claude-code", "cut-once", make_task, bubblewrap)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-real-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-key")
+    (host_home / ".codex").mkdir()
+    (host_home / ".codex" / "auth.json").write_text('{"tokens": "real-login"}')
+    outcome, _ = run(harness, "cut-once", make_task, bubblewrap)
     assert outcome.status == "completed", outcome.message
-    # Every request carried the placeholder key, none the machine's.
+    # Every request carried the placeholder key, none the machine's; no login was copied.
     log = outcome.details["scripted_api"]["log"]
     assert log and {entry["credential"] for entry in log} == {"placeholder"}
-    assert "sk-ant-real-key" not in json.dumps(outcome.details)
+    assert "sk-real-key" not in json.dumps(outcome.details)
+    assert not outcome.details.get("login_copied")
 
 
 def processes_in(folder: Path) -> list[str]:
