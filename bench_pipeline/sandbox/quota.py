@@ -195,8 +195,8 @@ class QuotaMount:
 
     def message(self) -> str:
         return (
-            f"the writable folders filled their disk quota ({self.quota_bytes / MIB:.0f} MiB, "
-            f"{self.max_entries} files and folders; kept by the kernel)"
+            f"the writable folders filled their {self.quota_bytes / MIB:.0f} MiB disk quota "
+            f"({self.max_entries} files and folders at most; kept by the kernel)"
         )
 
 
