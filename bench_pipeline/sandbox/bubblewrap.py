@@ -49,7 +49,13 @@ from bench_pipeline.sandbox.disk import DiskWatch
 from bench_pipeline.sandbox.egress import EgressProxy, proxy_environment
 from bench_pipeline.sandbox.process import run_process
 from bench_pipeline.sandbox.processes import kill_uid, processes_of_uid
-from bench_pipeline.sandbox.quota import FullWatch, QuotaError, QuotaMount, mount_available
+from bench_pipeline.sandbox.quota import (
+    FullWatch,
+    QuotaError,
+    QuotaMount,
+    mount_available,
+    report_copy_out,
+)
 from bench_pipeline.sandbox.reap import etc_prefix, reap_once
 
 MIB = 1024 * 1024
@@ -447,7 +453,7 @@ class BubblewrapSandbox(Sandbox):
             if mount is not None:
                 done, mount = mount, None
                 done.__exit__(None, None, None)
-                _report_copy_out(result, done)
+                report_copy_out(result, done)
             result.limit_hit = result.limit_hit or self._limit_hit(result, cgroups)
             if result.exit_code == 125 and "sandbox: cannot join cgroup" in result.stderr:
                 result.error = "could not move the command into its cgroup"
@@ -508,26 +514,6 @@ class BubblewrapSandbox(Sandbox):
                         f"parent of {path}: keep workspaces under a world-traversable folder"
                     )
         return None
-
-
-def _report_copy_out(result: SandboxResult, mount: QuotaMount) -> None:
-    """What did not come back out of the quota filesystem is part of the result: a file
-    past the quota by apparent size (sparse files count whole) is a disk limit hit."""
-    copied = mount.copy_out
-    if copied.limit or copied.dropped_count:
-        shown = ", ".join(copied.dropped[:5])
-        more = copied.dropped_count - len(copied.dropped[:5])
-        line = (
-            f"sandbox: {copied.dropped_count} file(s) not copied back out of the disk quota "
-            f"({copied.limit or 'special files'} limit; sparse files count their full length)"
-            f": {shown}" + (f" and {more} more" if more > 0 else "")
-        )
-        result.stderr = f"{result.stderr}\n{line}".lstrip("\n")
-        if copied.limit in ("bytes", "entries", "time"):
-            # What the run wrote is not all there: it ends like a run killed at its quota.
-            result.limit_hit, result.exit_code = result.limit_hit or "disk", None
-    if copied.errors and result.error is None:
-        result.error = f"could not copy every file back out of the sandbox: {copied.errors[0]}"
 
 
 def _file_limit_bytes(policy: SandboxPolicy) -> int:

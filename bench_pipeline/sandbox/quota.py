@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench_pipeline.sandbox import fdtree, processes
+from bench_pipeline.sandbox.base import SandboxResult
 
 QUOTA_PREFIX = "bench-sandbox-quota-"
 # The tmpfs's source name in /proc/self/mountinfo: owner (pid, start) and uid.
@@ -232,6 +233,26 @@ def copy_back_out(
             continue
         total.add(report)
     return total
+
+
+def report_copy_out(result: SandboxResult, mount: QuotaMount) -> None:
+    """What did not come back out of the quota filesystem is part of the result: a file
+    past the quota by apparent size (sparse files count whole) is a disk limit hit."""
+    copied = mount.copy_out
+    if copied.limit or copied.dropped_count:
+        shown = ", ".join(copied.dropped[:5])
+        more = copied.dropped_count - len(copied.dropped[:5])
+        line = (
+            f"sandbox: {copied.dropped_count} file(s) not copied back out of the disk quota "
+            f"({copied.limit or 'special files'} limit; sparse files count their full length)"
+            f": {shown}" + (f" and {more} more" if more > 0 else "")
+        )
+        result.stderr = f"{result.stderr}\n{line}".lstrip("\n")
+        if copied.limit in ("bytes", "entries", "time"):
+            # What the run wrote is not all there: it ends like a run killed at its quota.
+            result.limit_hit, result.exit_code = result.limit_hit or "disk", None
+    if copied.errors and result.error is None:
+        result.error = f"could not copy every file back out of the sandbox: {copied.errors[0]}"
 
 
 # --------------------------------------------------------------------- after a crash
