@@ -206,13 +206,17 @@ def _workspace_files(root: Path, skipped: _Skipped) -> list[tuple[str, int]]:
         del parts[depth - 1 :]
         parts.append(name)
         if stat.S_ISDIR(info.st_mode):
-            return name not in SKIP_DIRS
+            if name in SKIP_DIRS:
+                return False
+            if depth >= ARCHIVE_MAX_DEPTH:
+                # Never walked further: a 10,000-deep chain costs one line, not 10,000.
+                skipped.add(f"{_shown(parts)}/ (deeper than {ARCHIVE_MAX_DEPTH} folders)")
+                return False
+            return True
         if stat.S_ISREG(info.st_mode):
             rel = "/".join(parts)
             if len(rel) > ARCHIVE_MAX_PATH:
                 skipped.add(f"{rel} (path longer than {ARCHIVE_MAX_PATH} characters)")
-            elif depth > ARCHIVE_MAX_DEPTH:
-                skipped.add(f"{rel} (deeper than {ARCHIVE_MAX_DEPTH} folders)")
             elif len(found) >= ARCHIVE_MAX_FILES:
                 skipped.add(f"{rel} (past the {ARCHIVE_MAX_FILES} file limit)")
             else:
@@ -225,6 +229,11 @@ def _workspace_files(root: Path, skipped: _Skipped) -> list[tuple[str, int]]:
     except FileNotFoundError:
         return []
     return sorted(found)
+
+
+def _shown(parts: list[str]) -> str:
+    path = "/".join(parts)
+    return path if len(path) <= 200 else f"{path[:120]}...{path[-60:]}"
 
 
 def _open_below(root: Path, rel: str) -> int:

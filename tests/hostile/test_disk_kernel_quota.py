@@ -22,6 +22,7 @@ import json
 import os
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,15 @@ DEEP = (
     '    if i % 1000 == 0: open("x.js", "w").write("1")\n'
     "'"
 )
+
+
+@pytest.fixture(autouse=True)
+def _remove_deep_trees(tmp_path: Path) -> Iterator[None]:
+    """pytest's own clean-up of old temporary folders is `shutil.rmtree`, which recursion
+    breaks on a 10,000-deep tree: these tests remove what they made themselves."""
+    yield
+    for child in tmp_path.iterdir():
+        fdtree.remove_tree(child, errors=[])
 
 
 def _bench_run(tmp_path: Path, agents: list[str], command: str, **env: str) -> Any:
@@ -183,7 +193,9 @@ def test_a_replayed_sparse_file_is_held_to_the_quota(tmp_path: Path) -> None:
     recording.mkdir(parents=True)
     (recording / "transcript.jsonl").write_bytes(TRANSCRIPT.read_bytes())
     (recording / "metadata.json").write_text(
-        json.dumps({"agent": "claude-code", "model": "claude-sonnet-4-6", "exit_code": 0})
+        json.dumps(
+            {"agent": "claude-code", "model": "claude-sonnet-4-6", "exit_code": 0, "duration_s": 9}
+        )
     )
     workspace = recording / "workspace"
     workspace.mkdir()
