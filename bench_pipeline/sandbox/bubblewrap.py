@@ -355,8 +355,9 @@ class BubblewrapSandbox(Sandbox):
         kernel_quota = bool(quota) and uid is not None and mount_available()
         cgroups = CgroupSet.create(
             max_processes=policy.max_processes + WRAPPER_PROCESSES,
-            # The quota's tmpfs is memory the run's writes are charged for.
-            memory_bytes=(policy.memory_mb + (quota if kernel_quota and quota else 0)) * MIB,
+            # The quota's tmpfs pages are charged to the run's memory cgroup too: what it
+            # holds on disk and in memory together stays under memory_mb (docs/sandbox.md).
+            memory_bytes=policy.memory_mb * MIB,
             cpus=policy.cpus,
             enabled=self.use_cgroups and self.as_root,
         )

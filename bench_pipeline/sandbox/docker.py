@@ -101,13 +101,8 @@ class DockerSandbox(Sandbox):
         workspace: Path,
         policy: SandboxPolicy,
         cwd: Path,
-        *,
-        extra_memory_mb: int = 0,
     ) -> dict[str, Any]:
-        """Keyword arguments of containers.create (public for tests and debugging).
-
-        `extra_memory_mb`: the quota tmpfs the workspace lives on is memory the container's
-        writes are charged for."""
+        """Keyword arguments of containers.create (public for tests and debugging)."""
         from docker.types import Ulimit
 
         volumes: dict[str, dict[str, str]] = {
@@ -128,9 +123,8 @@ class DockerSandbox(Sandbox):
             # Never a network of the engine's: see the module docstring.
             "network_disabled": True,
             "network_mode": "none",
-            "mem_limit": f"{policy.memory_mb + extra_memory_mb}m",
-            # no swap beyond the memory limit
-            "memswap_limit": f"{policy.memory_mb + extra_memory_mb}m",
+            "mem_limit": f"{policy.memory_mb}m",
+            "memswap_limit": f"{policy.memory_mb}m",  # no swap beyond the memory limit
             "pids_limit": policy.max_processes,
             "volumes": volumes,
             # Files written to the workspace belong to the caller, as with bubblewrap.
@@ -199,12 +193,9 @@ class DockerSandbox(Sandbox):
                     )
                     return collector.fill(result)
             try:
-                extra = policy.disk_quota_mb or 0 if mount is not None else 0
                 container = client.containers.create(
                     self.image,
-                    **self.container_config(
-                        argv, workspace, policy, run_cwd, extra_memory_mb=extra
-                    ),
+                    **self.container_config(argv, workspace, policy, run_cwd),
                 )
                 container.start()
             except Exception as exc:

@@ -100,10 +100,7 @@ def test_container_is_configured_from_the_policy(workspace: Path, tmp_path: Path
     assert created["image"] == "node:20-bookworm-slim"
     assert created["command"] == ["npm", "run", "build"]
     assert created["network_disabled"] is True
-    # With the kernel-kept quota (root), the tmpfs the workspace lives on is charged to the
-    # container's memory too.
-    extra = policy.disk_quota_mb or 0 if mount_available() else 0
-    assert created["mem_limit"] == f"{512 + extra}m" and created["pids_limit"] == 64
+    assert created["mem_limit"] == "512m" and created["pids_limit"] == 64
     assert created["nano_cpus"] == 1_500_000_000
     assert created["working_dir"] == "/workspace/src"
     assert created["volumes"] == {
