@@ -12,9 +12,9 @@ whatever the names, depth or sparseness. How it is laid out:
         1/    bind-mounted over policy.writable[0] (an agent's HOME), ...
 
 All the run's folders share the one tmpfs, so the quota is their sum. Before the run the
-folders' contents are copied in (owned by the sandbox uid); after it the binds are
-unmounted and the contents copied back out (owned by the caller) through
-`fdtree.copy_tree`, bounded by the same quota counted by *apparent* size (a sparse file
+folders' contents are copied in (owned by the sandbox uid, modification times kept); after
+it the binds are unmounted and the contents synced back out (owned by the caller) through
+`fdtree.sync_tree`, which leaves untouched files alone, bounded by the same quota counted by *apparent* size (a sparse file
 costs its full length: that is what every later copy of it would write), the same number
 of entries, and a deadline. The host folders never hold a file of the sandbox uid.
 
@@ -208,26 +208,24 @@ def copy_back_out(
     max_entries: int,
     owner: tuple[int, int],
 ) -> CopyOut:
-    """Replace each folder's contents with its copy on the tmpfs (`staging/<index>`),
-    bounded in apparent bytes, entries and time over all folders together."""
+    """Make each folder hold what its copy on the tmpfs (`staging/<index>`) holds, bounded
+    in apparent bytes, entries and time over all folders together."""
     total = CopyOut()
     deadline = time.monotonic() + COPY_OUT_S
     for index, folder in enumerate(folders):
         inner = staging / str(index)
         try:
-            with fdtree.open_dir(folder) as dst:
-                fdtree.clear_dir(dst, total.errors)
-                with fdtree.open_dir(inner) as src:
-                    report = fdtree.copy_tree(
-                        src,
-                        dst,
-                        fdtree.CopyLimits(
-                            max_bytes=quota_bytes - total.bytes,
-                            max_entries=max_entries - total.entries,
-                            deadline=deadline,
-                            owner=owner,
-                        ),
-                    )
+            with fdtree.open_dir(folder) as dst, fdtree.open_dir(inner) as src:
+                report = fdtree.sync_tree(
+                    src,
+                    dst,
+                    fdtree.CopyLimits(
+                        max_bytes=quota_bytes - total.bytes,
+                        max_entries=max_entries - total.entries,
+                        deadline=deadline,
+                        owner=owner,
+                    ),
+                )
         except OSError as exc:
             total.errors.append(f"{folder}: {exc.strerror or exc}")
             continue
@@ -333,19 +331,15 @@ def _copy_one(
     inner: Path, folder: Path, quota: int, entries: int, owner: tuple[int, int]
 ) -> CopyOut:
     total = CopyOut()
-    deadline = time.monotonic() + COPY_OUT_S
     try:
         with fdtree.open_dir(folder) as dst, fdtree.open_dir(inner) as src:
-            fdtree.clear_dir(dst, total.errors)
-            total.add(
-                fdtree.copy_tree(
-                    src,
-                    dst,
-                    fdtree.CopyLimits(
-                        max_bytes=quota, max_entries=entries, deadline=deadline, owner=owner
-                    ),
-                )
+            limits = fdtree.CopyLimits(
+                max_bytes=quota,
+                max_entries=entries,
+                deadline=time.monotonic() + COPY_OUT_S,
+                owner=owner,
             )
+            total.add(fdtree.sync_tree(src, dst, limits))
     except OSError as exc:
         total.errors.append(exc.strerror or str(exc))
     return total

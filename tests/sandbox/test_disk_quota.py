@@ -140,8 +140,9 @@ def test_the_kernel_keeps_the_quota_whatever_the_path_length(
         "    except OSError as e: print('refused', i, e.strerror)\n"
     )
     result = bwrap.run(["/usr/bin/python3", "-c", attack], workspace, quick(disk_quota_mb=8))
+    # Refused by the kernel (ENOSPC), then stopped: whether it printed that first is a race.
     assert result.limit_hit == "disk", result.summary()
-    assert "No space left on device" in result.stdout
+    assert "disk quota" in result.stderr
     held = fdtree.usage(workspace)
     assert held.apparent_bytes <= 8 * MIB and held.entries >= 17
     assert "bench-quota-" not in Path("/proc/self/mountinfo").read_text()
