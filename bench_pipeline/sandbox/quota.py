@@ -123,7 +123,6 @@ class QuotaMount:
         self.bound: list[Path] = []
         self.copy_in = CopyOut()
         self.copy_out = CopyOut()
-        self.was_full = False
 
     def __enter__(self) -> QuotaMount:
         try:
@@ -134,7 +133,6 @@ class QuotaMount:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.was_full = self.was_full or self.full()
         self._tear_down(copy_back=True)
 
     def _set_up(self) -> None:
@@ -172,27 +170,23 @@ class QuotaMount:
             return False
         return stats.f_bfree == 0 or stats.f_ffree == 0
 
-    def usage(self) -> tuple[int, int]:
-        """(bytes, inodes) in use on the tmpfs."""
-        assert self.staging is not None
-        stats = os.statvfs(self.staging)
-        return (
-            (stats.f_blocks - stats.f_bfree) * stats.f_frsize,
-            stats.f_files - stats.f_ffree,
-        )
-
     def _tear_down(self, *, copy_back: bool) -> None:
-        for folder in reversed(self.bound):
+        """Unmount the binds, sync the folders back out, unmount the tmpfs; at most once."""
+        bound, self.bound = self.bound, []
+        for folder in reversed(bound):
             _umount(folder)
-        if copy_back and self.staging is not None and self.mounted:
+        staging, mounted = self.staging, self.mounted
+        self.staging, self.mounted = None, False
+        if copy_back and bound and staging is not None and mounted:
             self.copy_out = copy_back_out(
-                self.staging, self.folders, self.quota_bytes, self.max_entries, self.outside
-            )
-        if self.mounted and self.staging is not None:
-            _umount(self.staging)
-        if self.staging is not None:
+                staging, self.folders[: len(bound)], self.quota_bytes, self.max_entries,
+                self.outside,
+            )  # fmt: skip
+        if mounted and staging is not None:
+            _umount(staging)
+        if staging is not None:
             with contextlib.suppress(OSError):
-                self.staging.rmdir()
+                staging.rmdir()
 
     def message(self) -> str:
         return (
@@ -249,8 +243,11 @@ def report_copy_out(result: SandboxResult, mount: QuotaMount) -> None:
         if copied.limit in ("bytes", "entries", "time"):
             # What the run wrote is not all there: it ends like a run killed at its quota.
             result.limit_hit, result.exit_code = result.limit_hit or "disk", None
-    if copied.errors and result.error is None:
-        result.error = f"could not copy every file back out of the sandbox: {copied.errors[0]}"
+    if copied.errors:
+        # The program ran: what could not be copied back is part of its result, not a
+        # failure to start it (SandboxResult.error).
+        line = f"sandbox: {len(copied.errors)} entries could not be copied back out: "
+        result.stderr = f"{result.stderr}\n{line}{'; '.join(copied.errors[:3])}".lstrip("\n")
 
 
 # --------------------------------------------------------------------- after a crash
