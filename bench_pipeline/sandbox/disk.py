@@ -1,20 +1,15 @@
-"""The disk quota of one sandboxed run: the bytes its writable folders hold, in total.
+"""The disk quota's fallback: a watchdog over the bytes and entries the writable folders hold.
 
-RLIMIT_FSIZE bounds one file, not the sum: three 300 MB files pass a 512 MB file limit.
-The host filesystem here is a plain ext4 root without quota support, so no per-uid or
-per-project quota is there to lean on. We measured the two other ways (docs/sandbox.md,
-"Disk"): a loop-mounted ext4 image per run is enforced by the kernel but costs a copy of
-the workspace in and out of the image on every run (node_modules included), and a crash
-leaves a mount and a loop device behind; a watchdog costs one walk of the folders per poll
-(about 35 ms for 20,000 files) and nothing else. We use the watchdog, with RLIMIT_FSIZE set
-to at most the quota, so that one poll interval is the only overrun: at most what the
-program can write between two polls (the disk's write rate times the interval).
+With root, the kernel keeps the quota (sandbox/quota.py: a size- and inode-limited tmpfs
+per run). Without root no mount can be made, so this thread walks the folders instead and
+kills the run past either bound, with RLIMIT_FSIZE set to at most the quota so that one
+poll interval is the only overrun (the disk's write rate times the interval).
 
-This is the fallback for hosts where we may not mount (not root): with root, the kernel
-keeps the quota (sandbox/quota.py). Usage counts the larger of apparent size and allocated
-blocks (a sparse file costs what every later copy of it writes), and files and folders
-against the file quota; the walk is relative to directory descriptors, so no path is too
-long or too deep to be counted. Hard links count once.
+The walk is relative to directory descriptors and iterative (sandbox/fdtree.py): a path too
+long to open or a tree too deep to recurse into is counted like any other (the path-based
+walk this replaced counted them as empty: 1.5 GB passed a 1 GB quota). Usage counts the
+larger of apparent size and allocated blocks (a sparse file costs what every later copy of
+it writes), and files and folders against the file quota. Hard links count once.
 """
 
 from __future__ import annotations
