@@ -288,4 +288,5 @@ def test_structure_only_the_quota_is_kept_by_the_kernel_under_the_container(
     names = {p.name for p in workspace.iterdir()}
     assert "keep.txt" in names and len(names) <= 50
     assert sum(p.stat().st_size for p in workspace.iterdir()) <= 4 * 1024 * 1024
-    assert "bench-quota-" not in Path("/proc/self/mountinfo").read_text()
+    # This run's tmpfs is gone (other workers' runs may hold theirs meanwhile).
+    assert str(workspace) not in Path("/proc/self/mountinfo").read_text()
