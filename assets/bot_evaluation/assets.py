@@ -29,18 +29,22 @@ CHECKS = stage_rules(STAGE)
 
 class BotEvaluationConfig(dg.Config):
     endurance_seconds: float = settings.bot_endurance_s()
+    # The evaluation's whole process tree ends by then, whatever the page does.
+    hard_cap_seconds: float = settings.bot_hard_cap_s()
     # Browsers at once when one step evaluates several runs (a partition range).
     parallel_browsers: int = 2
 
 
-def _evaluate_run(store: ArtifactStore, run_id: str, endurance_s: float) -> dict[str, Any]:
+def _evaluate_run(
+    store: ArtifactStore, run_id: str, endurance_s: float, hard_cap_s: float
+) -> dict[str, Any]:
     target = served_dir(store, run_id)
     evidence = store.run_dir(run_id, STAGE)
     if target is None:
         # A failed build is a result: the run scores what it earns.
         result = no_page_evaluation(run_id, "the build produced no page to play")
     else:
-        result = evaluate(str(target), endurance_s, evidence)
+        result = evaluate(str(target), endurance_s, evidence, hard_cap_s)
     record = to_record(result, evidence)
     store.write_record(STAGE, run_id, record)
     record["why"] = {t: result.results[t].reason for t in TEST_IDS}
@@ -83,7 +87,9 @@ def bot_evaluation(
     workers = max(1, min(config.parallel_browsers, len(run_ids)))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
         futures = {
-            run_id: pool.submit(_evaluate_run, store, run_id, config.endurance_seconds)
+            run_id: pool.submit(
+                _evaluate_run, store, run_id, config.endurance_seconds, config.hard_cap_seconds
+            )
             for run_id in run_ids
         }
     # Every run is evaluated (and its record written) before one failure is raised: a game
