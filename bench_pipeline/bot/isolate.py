@@ -75,6 +75,7 @@ def evaluate_isolated(
     proc: subprocess.Popen[bytes] | None = None
     child_tag: str | None = None
     timed_out = False
+    ended = deadline
     try:
         (scratch / "tmp").mkdir()
         request = {
@@ -103,6 +104,10 @@ def evaluate_isolated(
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             timed_out = True
+            # The evaluation ends now; what follows is clean-up.
+            ended = time.monotonic()
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
     finally:
         # Also on KeyboardInterrupt: the caller's Ctrl-C leaves nothing behind, and a
         # second Ctrl-C waits until the clean-up is done (it is delivered right after).
@@ -115,7 +120,7 @@ def evaluate_isolated(
     if error is not None:
         raise _error_from(error)
     if timed_out:
-        evaluation = capped_evaluation(target, hard_cap_s, time.monotonic() - started)
+        evaluation = capped_evaluation(target, hard_cap_s, ended - started)
         if artifacts is not None:
             _write_capped_artifacts(artifacts, evaluation)
         return evaluation

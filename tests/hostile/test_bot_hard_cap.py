@@ -1,0 +1,259 @@
+"""The bot under attack, by the public commands: a page that floods the browser's events,
+Ctrl-C in the middle of an evaluation, and a game folder holding a hard link to a root-only
+file and a file only its owner may read.
+
+The flood is the one that broke the cap: `console.error` and uncaught exceptions by the
+thousand per frame queue events in Playwright's driver faster than Python reads them, and
+the evaluation went on reading them minutes after the browser was killed. Here the cap is
+short (`--hard-cap-seconds 15`), and the checks are what must hold whatever the clock:
+the command returns (a generous guard only stops a hang), nothing it started is still
+running, no scratch folder is left, the evidence is bounded in bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench_pipeline.bot.observations import LIMITS
+
+REPO = Path(__file__).resolve().parents[2]
+EVALUATE = [sys.executable, "-m", "bench_pipeline.cli", "evaluate"]
+BASE_JS = REPO / "tests" / "bot" / "hostile" / "base.js"
+CAP_S = 15
+# Only a hang guard: an evaluation capped at 15 s that is still running after this long
+# did not hold its cap (before the isolation it ran 97 s past a 60 s cap on this page).
+HANG_GUARD_S = 240
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+FLOOD_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>flood</title></head>
+<body style="background:#333;color:#eee;font-family:sans-serif">
+<canvas id="field" width="240" height="480"></canvas><p>Score <span id="score">0</span></p>
+<script src="base.js"></script>
+<script>
+baseGame.start();
+const boom = () => { throw new Error("boom " + "y".repeat(5000)); };
+function flood() {
+  for (let i = 0; i < 2000; i++) { console.error("flood " + i + " " + "x".repeat(5000)); setTimeout(boom, 0); }
+  requestAnimationFrame(flood);
+}
+requestAnimationFrame(flood);
+</script>
+</body></html>
+"""
+
+
+def _cap(seconds: float) -> list[str]:
+    return ["--hard-cap-seconds", str(seconds), "--endurance-seconds", "3"]
+
+
+def _flood_game(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "index.html").write_text(FLOOD_PAGE)
+    shutil.copyfile(BASE_JS, folder / "base.js")
+    return folder
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """A temp dir of the test's own: every scratch folder the evaluation makes lands here."""
+    temp = tmp_path / "tmp"
+    temp.mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(temp)}
+
+
+def _processes_naming(text: str) -> list[str]:
+    found = []
+    for pid_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (pid_dir / "cmdline").read_bytes().decode(errors="ignore")
+        except OSError:
+            continue
+        if text in cmdline and pid_dir.name != str(os.getpid()):
+            found.append(f"{pid_dir.name}: {cmdline[:200]}")
+    return found
+
+
+def _left_behind(tmp_path: Path) -> list[str]:
+    return sorted(p.name for p in (tmp_path / "tmp").iterdir())
+
+
+def _wait_gone(text: str) -> list[str]:
+    # Processes killed a moment ago may still be exiting.
+    for _ in range(50):
+        left = _processes_naming(text)
+        if not left:
+            return []
+        time.sleep(0.1)
+    return left
+
+
+def test_a_flood_of_events_ends_at_the_cap_with_bounded_evidence(tmp_path: Path) -> None:
+    game = _flood_game(tmp_path / "flood")
+    evidence = tmp_path / "evidence"
+    done = subprocess.run(
+        [*EVALUATE, str(game), "--json", "--artifacts", str(evidence), *_cap(CAP_S)],
+        cwd=REPO,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    # The evaluation's own clock says it ended by the cap (the command's start-up aside).
+    assert result["duration_s"] <= CAP_S + 1, result["notes"]
+    assert result["tests"]["no_errors"] in ("FAIL", "INCONCLUSIVE"), result["reasons"]
+    # Nothing the evaluation started is still running, and it left no scratch folder.
+    assert _wait_gone(str(tmp_path)) == []
+    assert _left_behind(tmp_path) == []
+    # The evidence is bounded in bytes whatever the page logged.
+    console = (evidence / "console.txt").read_bytes()
+    assert len(console) <= LIMITS.console_bytes
+    assert len(console.splitlines()) <= 3 * LIMITS.console + 10
+    assert (evidence / "observations.json").stat().st_size <= LIMITS.log_bytes
+    log = json.loads((evidence / "observations.json").read_text())
+    assert sum(log["overflow"].values()) > 0, "a flood this size was counted past the limits"
+    assert b"more" in console and b"not kept" in console, console[-500:]
+
+
+def test_ctrl_c_ends_bench_evaluate_with_its_browser_and_scratch(tmp_path: Path) -> None:
+    game = _flood_game(tmp_path / "flood")
+    proc = subprocess.Popen(
+        [*EVALUATE, str(game), "--artifacts", str(tmp_path / "evidence"), *_cap(120)],
+        cwd=REPO,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Wait until the browser of this evaluation runs (its profile is in our temp dir).
+        for _ in range(600):
+            if any("chromium" in p for p in _processes_naming(str(tmp_path / "tmp"))):
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, "the evaluation ended before its browser was seen"
+        time.sleep(2)  # the page is flooding by now
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=HANG_GUARD_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, err[-2000:])
+    assert "interrupted" in err and "Traceback" not in err, err[-2000:]
+    assert _wait_gone(str(tmp_path)) == []
+    assert _left_behind(tmp_path) == []
+
+
+def test_hard_links_and_owner_only_files_are_not_served(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the attack needs a root-only file")
+    secret = f"bench-secret-{os.urandom(8).hex()}"
+    outside = tmp_path / "outside"
+    outside.mkdir(mode=0o700)
+    root_only = outside / "secret.txt"
+    root_only.write_text(secret)
+    root_only.chmod(0o600)
+    game = tmp_path / "game"
+    game.mkdir()
+    os.link(root_only, game / "leak.txt")  # the same file, a second name inside the game
+    private = game / "private.txt"
+    private.write_text(secret + "-private")
+    private.chmod(0o600)
+    (game / "data.txt").write_text("shared-text")
+    os.link(game / "data.txt", game / "data-again.txt")  # both names inside: the game's own
+    page = """<!doctype html><html><head><meta charset="utf-8"></head><body><pre id="o"></pre>
+<script>
+(async () => {
+  for (const name of ["leak.txt", "private.txt", "data.txt", "data-again.txt"]) {
+    const r = await fetch(name);
+    const text = await r.text();
+    console.error("fetched " + name + " " + r.status + " " + text);
+    document.getElementById("o").textContent += name + " " + r.status + " " + text + "\\n";
+  }
+})();
+</script></body></html>"""
+    (game / "index.html").write_text(page)
+    evidence = tmp_path / "evidence"
+    done = subprocess.run(
+        [*EVALUATE, str(game), "--json", "--artifacts", str(evidence), *_cap(30)],
+        cwd=REPO,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert secret not in done.stdout and secret not in done.stderr
+    for path in evidence.rglob("*"):
+        assert secret.encode() not in path.read_bytes(), path
+    result = json.loads(done.stdout)
+    skipped = result["containment"]["skipped_files"]
+    assert any(s.startswith("leak.txt: a hard link") for s in skipped), skipped
+    assert any(s.startswith("private.txt: not readable by other users") for s in skipped), skipped
+    assert not any("data" in s for s in skipped), skipped
+    # The game's own files were served: the page read them.
+    console = (evidence / "console.txt").read_text()
+    assert "fetched data.txt 200 shared-text" in console, console
+    assert "fetched data-again.txt 200 shared-text" in console, console
+    assert "fetched leak.txt 404" in console, console
+    # The originals are untouched: still root-only.
+    assert root_only.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(tmp_path: Path) -> None:
+    """Whatever keeps the evaluation from finishing (here its process is stopped outright,
+    so not even its own watchdog and guard run), the command ends it at the cap: the
+    verdicts say so, nothing it started runs on, no scratch folder stays."""
+    game = _flood_game(tmp_path / "flood")
+    evidence = tmp_path / "evidence"
+    evidence.mkdir()
+    # A log an earlier evaluation left here must not pass for this one's.
+    (evidence / "observations.json").write_text("{}")
+    proc = subprocess.Popen(
+        [*EVALUATE, str(game), "--json", "--artifacts", str(evidence), *_cap(CAP_S)],
+        cwd=REPO,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        child = None
+        for _ in range(600):
+            found = [
+                p for p in _processes_naming("bench_pipeline.bot.isolate") if str(tmp_path) in p
+            ]
+            if found:
+                child = int(found[0].split(":")[0])
+                break
+            time.sleep(0.05)
+        assert child is not None, "no evaluation process was started"
+        os.kill(child, signal.SIGSTOP)
+        out, err = proc.communicate(timeout=HANG_GUARD_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-2000:]
+    result = json.loads(out)
+    assert set(result["tests"].values()) == {"INCONCLUSIVE"}
+    assert "hard cap of 15s" in result["reasons"]["loads"]
+    assert result["duration_s"] <= CAP_S + 1
+    assert _wait_gone(str(tmp_path)) == []
+    assert _left_behind(tmp_path) == []
+    assert not (evidence / "observations.json").exists()
+    assert json.loads((evidence / "evaluation.json").read_text())["tests"] == result["tests"]
