@@ -364,8 +364,14 @@ class ObservationLog:
         text = json.dumps(data, separators=(",", ":"))
         if len(text.encode()) <= limit:
             return text
-        for key in ("state", "state_samples", "evidence", "numbers", "notes", "dialogs"):
-            data[key] = _cut_value(data[key], 0)
+        # Entry by entry: the lists themselves lose entries only below, where it is counted.
+        for key in ("state_samples", "numbers", "notes", "dialogs"):
+            data[key] = [_cut_value(item, 1) for item in data[key]]
+        data["state"] = _cut_value(data["state"], 0)
+        data["evidence"] = {
+            str(test)[: LIMITS.value_chars]: [_cut_value(e, 1) for e in episodes]
+            for test, episodes in data["evidence"].items()
+        }
         overflow: dict[str, int] = dict(data["overflow"])
         while True:
             data["overflow"] = overflow
