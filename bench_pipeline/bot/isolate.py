@@ -44,7 +44,7 @@ from typing import Any
 
 from bench_pipeline.bot.browser import BrowserMissingError
 from bench_pipeline.bot.contract import TEST_IDS, Calibration, Evaluation, TestResult, Verdict
-from bench_pipeline.bot.serve import TargetError
+from bench_pipeline.bot.serve import TargetError, check_url, entry_point
 
 SCRATCH_PREFIX = "bench-bot-run-"
 REQUEST_FILE = "request.json"
@@ -71,6 +71,11 @@ def evaluate_isolated(
     """`evaluate_in_process` in a child process group that ends at `hard_cap_s` from now."""
     started = time.monotonic()
     deadline = started + hard_cap_s
+    # A target the bot cannot run at all is said at once, without a child.
+    if target.startswith(("http://", "https://")):
+        check_url(target)
+    else:
+        entry_point(Path(target))
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
     proc: subprocess.Popen[bytes] | None = None
     child_tag: str | None = None
