@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -257,3 +258,57 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(tmp_path: Path)
     assert _left_behind(tmp_path) == []
     assert not (evidence / "observations.json").exists()
     assert json.loads((evidence / "evaluation.json").read_text())["tests"] == result["tests"]
+
+
+def test_bench_run_with_a_flooding_game_holds_the_cap_and_the_evidence_bounds(
+    tmp_path: Path,
+) -> None:
+    """The whole pipeline: a `command` agent writes the flooding game, it is built and the
+    bot plays it under BENCH_BOT_HARD_CAP_S; the run completes with its record."""
+    import base64
+    import shlex
+
+    page = base64.b64encode(FLOOD_PAGE.encode()).decode()
+    base = base64.b64encode(BASE_JS.read_bytes()).decode()
+    script = 'cd "$1" && echo "$2" | base64 -d > index.html && echo "$3" | base64 -d > base.js'
+    command = ["sh", "-c", script, "agent", "{workspace}", page, base]
+    experiment = tmp_path / "flood.yaml"
+    experiment.write_text(
+        "name: flood\nrepeats: 1\naxes:\n  agent: {levels: [command]}\n"
+        "  model: {levels: [claude-sonnet-4-6]}\ndesigns:\n  - type: main_effects\n"
+    )
+    data = tmp_path / "data"
+    # The system temp dir (the agent's sandbox puts Unix sockets there: a long TMPDIR is
+    # too long for them): what this test's evaluation leaves there is told by its name.
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("bench-bot-run-*"))
+    env = {
+        **os.environ,
+        "BENCH_DATA_DIR": str(data),
+        "DAGSTER_HOME": str(tmp_path / "dagster"),
+        "BENCH_AGENT_COMMAND": shlex.join(command),
+        "BENCH_BOT_ENDURANCE_S": "3",
+        "BENCH_BOT_HARD_CAP_S": str(CAP_S),
+    }
+    for name in ("BENCH_ARTIFACTS_DIR", "BENCH_WAREHOUSE", "BENCH_REPLAY_DIR"):
+        env[name] = ""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench_pipeline.cli", "run", str(experiment)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    output = done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0, output
+    records = list((data / "artifacts" / "records" / "bot_evaluation").glob("*.json"))
+    assert len(records) == 1, output
+    record = json.loads(records[0].read_text())
+    assert record["duration_s"] <= CAP_S + 1, record
+    evidence = Path(record["artifacts_dir"])
+    assert (evidence / "console.txt").stat().st_size <= LIMITS.console_bytes
+    assert (evidence / "observations.json").stat().st_size <= LIMITS.log_bytes
+    assert _wait_gone(str(data)) == []
+    assert set(temp.glob("bench-bot-run-*")) - before == set()
