@@ -270,22 +270,49 @@ def _end_all() -> None:
 # --- the child --------------------------------------------------------------------------
 
 
-def _guard(deadline: float, parent: int) -> None:
-    """Kill this process group when the parent is gone or the cap has passed."""
+def _guard(deadline: float, parent: int, scratch: Path) -> None:
+    """Kill this process group when the cap has passed; when the parent is gone (killed
+    with SIGKILL: it cleans up no more), do its clean-up first."""
 
     def watch() -> None:
         while True:
-            if os.getppid() != parent or time.monotonic() >= deadline:
+            if os.getppid() != parent:
+                _orphaned(scratch)
+            if time.monotonic() >= deadline:
                 os.killpg(0, signal.SIGKILL)
             time.sleep(GUARD_EVERY_S)
 
     threading.Thread(target=watch, name="bench-bot-guard", daemon=True).start()
 
 
+def _orphaned(scratch: Path) -> None:
+    """The parent's `_end`, done by the child for itself: everything else of its group and
+    everything naming the scratch folder killed, the /etc folder and the scratch removed."""
+    from bench_pipeline.sandbox.processes import owner_tag
+
+    me = os.getpid()
+    group = os.getpgid(0)
+    marker = str(scratch)
+    for pid_dir in Path("/proc").glob("[0-9]*"):
+        pid = int(pid_dir.name)
+        if pid == me:
+            continue
+        try:
+            ours = os.getpgid(pid) == group
+            named = marker in (pid_dir / "cmdline").read_bytes().decode(errors="ignore")
+            if ours or named:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+    _remove_etc_folders(owner_tag())
+    _remove(scratch)
+    os._exit(1)
+
+
 def main(argv: list[str]) -> int:
     scratch = Path(argv[0])
     request = json.loads((scratch / REQUEST_FILE).read_text())
-    _guard(float(request["deadline"]), int(request["parent"]))
+    _guard(float(request["deadline"]), int(request["parent"]), scratch)
     # The sandbox's generated /etc folder must stay in the system temp dir, where the
     # crash reaper of every pipeline looks for live runs: read it before TMPDIR changes.
     tempfile.gettempdir()

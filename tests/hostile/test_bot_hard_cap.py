@@ -312,3 +312,31 @@ def test_bench_run_with_a_flooding_game_holds_the_cap_and_the_evidence_bounds(
     assert (evidence / "observations.json").stat().st_size <= LIMITS.log_bytes
     assert _wait_gone(str(data)) == []
     assert set(temp.glob("bench-bot-run-*")) - before == set()
+
+
+def test_a_killed_bench_evaluate_leaves_nothing_running_or_on_disk(tmp_path: Path) -> None:
+    """SIGKILL gives the command no chance to clean up: its evaluation sees it gone and
+    cleans up for itself."""
+    game = _flood_game(tmp_path / "flood")
+    proc = subprocess.Popen(
+        [*EVALUATE, str(game), "--artifacts", str(tmp_path / "evidence"), *_cap(120)],
+        cwd=REPO,
+        env=_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):
+            if any("chromium" in p for p in _processes_naming(str(tmp_path / "tmp"))):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, "the evaluation ended before its browser was seen"
+    finally:
+        proc.kill()
+        proc.wait()
+    for _ in range(100):  # the child's guard looks every 0.2 s
+        if not _processes_naming(str(tmp_path)) and not _left_behind(tmp_path):
+            break
+        time.sleep(0.1)
+    assert _wait_gone(str(tmp_path)) == []
+    assert _left_behind(tmp_path) == []
