@@ -40,6 +40,13 @@ from bench_pipeline.bot.contain import Containment, contained_browser, install_g
 from bench_pipeline.bot.contract import BOT_VERSION, Calibration, Evaluation, contract_start
 from bench_pipeline.bot.observations import ObservationLog, console_text
 from bench_pipeline.bot.play import Bot
+from bench_pipeline.bot.scratch import (
+    CONSOLE_FILE,
+    EVALUATION_FILE,
+    OBSERVATIONS_FILE,
+    kill_matching,
+    write_atomic,
+)
 from bench_pipeline.bot.session import GameSession, PageGone
 from bench_pipeline.bot.timings import TIMINGS
 from bench_pipeline.bot.verdicts import judge
@@ -76,16 +83,6 @@ FILE_ACCESS_MESSAGES = ("Not allowed to load local resource", 'URL scheme "file"
 def is_ignored_console(text: str) -> bool:
     """A console.error that is the browser reporting a missing file, not the game failing."""
     return any(marker in text for marker in IGNORED_CONSOLE)
-
-
-def _kill_matching(marker: str) -> None:
-    """Kill every process whose command line holds `marker` (this evaluation's Chromium)."""
-    for pid_dir in Path("/proc").glob("[0-9]*"):
-        try:
-            if marker in (pid_dir / "cmdline").read_bytes().decode(errors="ignore"):
-                os.kill(int(pid_dir.name), signal.SIGKILL)
-        except (OSError, ValueError):
-            continue
 
 
 def _kill_own_driver() -> int:
@@ -136,7 +133,7 @@ class _Watchdog:
     def _fire(self) -> None:
         self.fired.set()
         self.log.note(f"hard time cap reached at {self.log.now():.0f}s: closing the browser")
-        _kill_matching(self.marker)
+        kill_matching(self.marker)
         if self.end_driver:
             self._later(DRIVER_GRACE_S, self._end_driver)
 
@@ -424,10 +421,6 @@ def calibration_of(log: ObservationLog, score_source: str | None) -> Calibration
     return calibration
 
 
-OBSERVATIONS_FILE = "observations.json"
-CONSOLE_FILE = "console.txt"
-
-
 def write_artifacts(
     folder: Path,
     evaluation: Evaluation,
@@ -438,7 +431,7 @@ def write_artifacts(
     # What an earlier evaluation left here must not count against this one's budget.
     for name in (OBSERVATIONS_FILE, CONSOLE_FILE):
         (folder / name).unlink(missing_ok=True)
-    _write_atomic(folder / "evaluation.json", json.dumps(evaluation.to_json(), indent=2).encode())
+    write_atomic(folder / EVALUATION_FILE, json.dumps(evaluation.to_json(), indent=2).encode())
     # In an artifact store, everything but evaluation.json counts against the run's
     # artifact budget (a refusal is noted in the run's REFUSED.txt); elsewhere (`bench
     # evaluate --artifacts`) it does not. Both logs are bounded in bytes whatever the page
@@ -452,11 +445,4 @@ def write_artifacts(
     }
     for name, data in files.items():
         if budget is None or budget.admit(name, len(data)) is None:
-            _write_atomic(folder / name, data)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Whole or not at all: an evaluation killed at its cap leaves no half-written file."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+            write_atomic(folder / name, data)

@@ -10,13 +10,13 @@ does nothing but wait, ends it:
 - The parent (`evaluate_isolated`) makes a private scratch folder (mode 0700) holding the
   request, the result, the evaluation's work folder (the copy of the game, the Chromium
   profile) and the child's TMPDIR (where Playwright's driver and an unsandboxed Chromium
-  write). It starts `python -m bench_pipeline.bot.isolate SCRATCH` as the leader of a new
+  write). It starts `python -m bench_pipeline.bot.child SCRATCH` as the leader of a new
   process group and waits until the cap. Then, or on any exception (KeyboardInterrupt
   included), it kills the group (the child and the Playwright driver), every process whose
   command line names the scratch folder (Chromium, the game's server), the processes of
   the sandbox uid the child drew, and removes the scratch folder and the child's generated
   /etc folder. Nothing of the evaluation outlives the call.
-- The child (`main`) runs `evaluate_in_process` against the parent's clock and writes the
+- The child (`child.py`) runs `evaluate_in_process` against the parent's clock and writes the
   evaluation as JSON. A thread in it kills its own process group if the parent goes away
   (a killed Dagster worker) or the cap passes, so it never outlives its parent either.
 
@@ -38,12 +38,18 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 from bench_pipeline.bot.browser import BrowserMissingError
 from bench_pipeline.bot.contract import TEST_IDS, Calibration, Evaluation, TestResult, Verdict
+from bench_pipeline.bot.scratch import (
+    CONSOLE_FILE,
+    EVALUATION_FILE,
+    OBSERVATIONS_FILE,
+    kill_matching,
+    write_atomic,
+)
 from bench_pipeline.bot.serve import TargetError, check_url, entry_point
 
 SCRATCH_PREFIX = "bench-bot-run-"
@@ -94,7 +100,7 @@ def evaluate_isolated(
         }
         (scratch / REQUEST_FILE).write_text(json.dumps(request))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bench_pipeline.bot.isolate", str(scratch)],
+            [sys.executable, "-m", "bench_pipeline.bot.child", str(scratch)],
             stdin=subprocess.DEVNULL,
             # Whatever the child or the browser print goes to stderr: `bench evaluate
             # --json` keeps one JSON object alone on stdout.
@@ -157,8 +163,6 @@ _outcome: dict[Path, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
 def _end(proc: subprocess.Popen[bytes] | None, scratch: Path, child_tag: str | None) -> None:
     """Kill everything the evaluation started and remove everything it wrote outside its
     evidence folder. Idempotent; never raises."""
-    from bench_pipeline.bot.evaluate import _kill_matching
-
     if proc is not None:
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -166,7 +170,7 @@ def _end(proc: subprocess.Popen[bytes] | None, scratch: Path, child_tag: str | N
             proc.wait(timeout=10)
     # Chromium and the game's server name the scratch folder (profile, served copy); an
     # unsandboxed Chromium runs in a process group of its own.
-    _kill_matching(str(scratch))
+    kill_matching(str(scratch))
     if child_tag is not None:
         _remove_etc_folders(child_tag)
     result = _read_json(scratch / RESULT_FILE)
@@ -249,14 +253,12 @@ def capped_evaluation(target: str, hard_cap_s: float, duration_s: float) -> Eval
 
 
 def _write_capped_artifacts(folder: Path, evaluation: Evaluation) -> None:
-    from bench_pipeline.bot.evaluate import CONSOLE_FILE, OBSERVATIONS_FILE, _write_atomic
-
     folder.mkdir(parents=True, exist_ok=True)
     # No observation log was saved: one left by an earlier evaluation here would be
     # re-judged as if it were this one's.
     for name in (OBSERVATIONS_FILE, CONSOLE_FILE):
         (folder / name).unlink(missing_ok=True)
-    _write_atomic(folder / "evaluation.json", json.dumps(evaluation.to_json(), indent=2).encode())
+    write_atomic(folder / EVALUATION_FILE, json.dumps(evaluation.to_json(), indent=2).encode())
 
 
 @atexit.register
@@ -270,7 +272,7 @@ def _end_all() -> None:
 # --- the child --------------------------------------------------------------------------
 
 
-def _guard(deadline: float, parent: int, scratch: Path) -> None:
+def guard_child(deadline: float, parent: int, scratch: Path) -> None:
     """Kill this process group when the cap has passed; when the parent is gone (killed
     with SIGKILL: it cleans up no more), do its clean-up first."""
 
@@ -292,71 +294,12 @@ def _orphaned(scratch: Path) -> None:
 
     me = os.getpid()
     group = os.getpgid(0)
-    marker = str(scratch)
     for pid_dir in Path("/proc").glob("[0-9]*"):
         pid = int(pid_dir.name)
-        if pid == me:
-            continue
-        try:
-            ours = os.getpgid(pid) == group
-            named = marker in (pid_dir / "cmdline").read_bytes().decode(errors="ignore")
-            if ours or named:
+        with contextlib.suppress(OSError):
+            if pid != me and os.getpgid(pid) == group:
                 os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
+    kill_matching(str(scratch), spare=me)
     _remove_etc_folders(owner_tag())
     _remove(scratch)
     os._exit(1)
-
-
-def main(argv: list[str]) -> int:
-    scratch = Path(argv[0])
-    request = json.loads((scratch / REQUEST_FILE).read_text())
-    _guard(float(request["deadline"]), int(request["parent"]), scratch)
-    # The sandbox's generated /etc folder must stay in the system temp dir, where the
-    # crash reaper of every pipeline looks for live runs: read it before TMPDIR changes.
-    tempfile.gettempdir()
-    # Playwright's driver and an unsandboxed Chromium write their temporary files here,
-    # inside the scratch folder the parent removes.
-    os.environ["TMPDIR"] = str(scratch / "tmp")
-    from bench_pipeline.bot.evaluate import evaluate_in_process
-
-    artifacts = request.get("artifacts")
-    try:
-        evaluation = evaluate_in_process(
-            request["target"],
-            float(request["endurance_s"]),
-            Path(artifacts) if artifacts else None,
-            float(request["hard_cap_s"]),
-            workdir=scratch / "work",
-            started=float(request["started"]),
-            end_driver=True,
-        )
-    except (TargetError, BrowserMissingError) as error:
-        kind = "target" if isinstance(error, TargetError) else "browser"
-        _write_child_json(scratch / ERROR_FILE, {"kind": kind, "message": str(error)})
-        return 3
-    except Exception as error:
-        last = traceback.format_exception_only(error)[-1].strip()
-        _write_child_json(
-            scratch / ERROR_FILE,
-            {"kind": "crash", "message": last, "traceback": traceback.format_exc()[-4000:]},
-        )
-        return 4
-    _write_child_json(scratch / RESULT_FILE, evaluation.to_json())
-    return 0
-
-
-def _write_child_json(path: Path, data: dict[str, Any]) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(data))
-    os.replace(partial, path)
-
-
-if __name__ == "__main__":
-    code = main(sys.argv[1:])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Not a normal interpreter exit: a Playwright driver killed at the cap can leave its
-    # event loop waiting on nothing. The parent ends what is left of the group.
-    os._exit(code)

@@ -235,9 +235,7 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(tmp_path: Path)
     try:
         child = None
         for _ in range(600):
-            found = [
-                p for p in _processes_naming("bench_pipeline.bot.isolate") if str(tmp_path) in p
-            ]
+            found = [p for p in _processes_naming("bench_pipeline.bot.child") if str(tmp_path) in p]
             if found:
                 child = int(found[0].split(":")[0])
                 break
