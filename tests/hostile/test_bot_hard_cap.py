@@ -215,10 +215,14 @@ def test_hard_links_and_owner_only_files_are_not_served(tmp_path: Path) -> None:
     assert root_only.stat().st_mode & 0o777 == 0o600
 
 
-def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["1", "0"], ids=["bubblewrap", "no-sandbox"])
+def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(
+    tmp_path: Path, sandbox: str
+) -> None:
     """Whatever keeps the evaluation from finishing (here its process is stopped outright,
     so not even its own watchdog and guard run), the command ends it at the cap: the
-    verdicts say so, nothing it started runs on, no scratch folder stays."""
+    verdicts say so, nothing it started runs on, no scratch folder stays. Without
+    bubblewrap Chromium runs in a process group of its own: it is found by its profile."""
     game = _flood_game(tmp_path / "flood")
     evidence = tmp_path / "evidence"
     evidence.mkdir()
@@ -227,7 +231,7 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(tmp_path: Path)
     proc = subprocess.Popen(
         [*EVALUATE, str(game), "--json", "--artifacts", str(evidence), *_cap(CAP_S)],
         cwd=REPO,
-        env=_env(tmp_path),
+        env={**_env(tmp_path), "BENCH_BOT_SANDBOX": sandbox},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -241,6 +245,11 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(tmp_path: Path)
                 break
             time.sleep(0.05)
         assert child is not None, "no evaluation process was started"
+        # Stopped once its browser runs, so that there is a browser to end.
+        for _ in range(600):
+            if any("chromium" in p for p in _processes_naming(str(tmp_path / "tmp"))):
+                break
+            time.sleep(0.1)
         os.kill(child, signal.SIGSTOP)
         out, err = proc.communicate(timeout=HANG_GUARD_S)
     finally:
