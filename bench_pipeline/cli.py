@@ -635,6 +635,10 @@ def run(
     the bot; then build the warehouse."""
     from bench_pipeline.design import DesignError
 
+    try:
+        settings.bot_hard_cap_s()  # read by the bot's step: a bad value is said up front
+    except ValueError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
     _ensure_dagster_home()
     _fit_pools()
     import dagster as dg
