@@ -87,6 +87,7 @@ def evaluate_isolated(
     child_tag: str | None = None
     timed_out = False
     ended = deadline
+    outcome: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
     try:
         (scratch / "tmp").mkdir()
         request = {
@@ -123,9 +124,9 @@ def evaluate_isolated(
         # Also on KeyboardInterrupt: the caller's Ctrl-C leaves nothing behind, and a
         # second Ctrl-C waits until the clean-up is done (it is delivered right after).
         with _signals_held():
-            _end(proc, scratch, child_tag)
-    # _end removed the scratch folder: what the child left was read by then.
-    result, error = _outcome.pop(scratch, (None, None))
+            outcome = _end(proc, scratch, child_tag)
+    # The scratch folder is gone: what the child left there was read before.
+    result, error = outcome
     if result is not None:
         return Evaluation.from_json(result)
     if error is not None:
@@ -156,13 +157,12 @@ def _signals_held():  # type: ignore[no-untyped-def]
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
-# The child's result or error, read by `_end` before it removes the scratch folder.
-_outcome: dict[Path, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
-
-
-def _end(proc: subprocess.Popen[bytes] | None, scratch: Path, child_tag: str | None) -> None:
+def _end(
+    proc: subprocess.Popen[bytes] | None, scratch: Path, child_tag: str | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """Kill everything the evaluation started and remove everything it wrote outside its
-    evidence folder. Idempotent; never raises."""
+    evidence folder; returns the child's result and error as it left them (None: none).
+    Idempotent; never raises."""
     if proc is not None:
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -173,13 +173,11 @@ def _end(proc: subprocess.Popen[bytes] | None, scratch: Path, child_tag: str | N
     kill_matching(str(scratch))
     if child_tag is not None:
         _remove_etc_folders(child_tag)
-    result = _read_json(scratch / RESULT_FILE)
-    error = _read_json(scratch / ERROR_FILE)
-    if result is not None or error is not None:
-        _outcome[scratch] = (result, error)
+    outcome = (_read_json(scratch / RESULT_FILE), _read_json(scratch / ERROR_FILE))
     _remove(scratch)
     with _live_lock:
         _live.pop(scratch, None)
+    return outcome
 
 
 def _remove_etc_folders(child_tag: str) -> None:
