@@ -10,18 +10,38 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from bench_pipeline.bot.browser import BrowserMissingError
 from bench_pipeline.bot.evaluate import evaluate_in_process
-from bench_pipeline.bot.isolate import ERROR_FILE, REQUEST_FILE, RESULT_FILE, guard_child
+from bench_pipeline.bot.isolate import (
+    ERROR_FILE,
+    REQUEST_FILE,
+    RESULT_FILE,
+    end_child,
+    guard_child,
+)
 from bench_pipeline.bot.serve import TargetError
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> NoReturn:
     scratch = Path(argv[0])
     request = json.loads((scratch / REQUEST_FILE).read_text())
-    guard_child(float(request["deadline"]), int(request["parent"]), scratch)
+    parent = int(request["parent"])
+    guard_child(float(request["deadline"]), parent, scratch)
+    try:
+        code = _evaluate(scratch, request)
+    except BaseException:
+        # Whatever happened (the scratch folder already removed by an orphan's clean-up),
+        # the process still ends through end_child.
+        traceback.print_exc()
+        code = 5
+    sys.stdout.flush()
+    sys.stderr.flush()
+    end_child(code, parent, scratch)
+
+
+def _evaluate(scratch: Path, request: dict[str, Any]) -> int:
     # The sandbox's generated /etc folder must stay in the system temp dir, where the
     # crash reaper of every pipeline looks for live runs: read it before TMPDIR changes.
     tempfile.gettempdir()
@@ -61,9 +81,4 @@ def _write_child_json(path: Path, data: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    code = main(sys.argv[1:])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Not a normal interpreter exit: a Playwright driver killed at the cap can leave its
-    # event loop waiting on nothing. The parent ends what is left of the group.
-    os._exit(code)
+    main(sys.argv[1:])

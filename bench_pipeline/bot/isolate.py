@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from bench_pipeline.bot.browser import BrowserMissingError
 from bench_pipeline.bot.contract import TEST_IDS, Calibration, Evaluation, TestResult, Verdict
@@ -192,15 +192,22 @@ def _remove_etc_folders(child_tag: str) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# Killed processes take a moment to die, and until then may still write into the folder
+# being removed: it is tried again this often, this long.
+REMOVE_TRIES, REMOVE_PAUSE_S = 30, 0.1
+
+
 def _remove(folder: Path) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
-    if folder.exists():
-        # Read-only folders a browser left: make them writable and try once more.
+    for _ in range(REMOVE_TRIES):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            return
+        # Read-only folders a browser left: make them writable for the next try.
         for dirpath, dirnames, _files in os.walk(folder):
             for name in dirnames:
                 with contextlib.suppress(OSError):
                     os.chmod(os.path.join(dirpath, name), 0o700)
-        shutil.rmtree(folder, ignore_errors=True)
+        time.sleep(REMOVE_PAUSE_S)
 
 
 def _owner_tag(pid: int) -> str | None:
@@ -285,10 +292,28 @@ def guard_child(deadline: float, parent: int, scratch: Path) -> None:
     threading.Thread(target=watch, name="bench-bot-guard", daemon=True).start()
 
 
-def _orphaned(scratch: Path) -> None:
+# Taken by the thread that cleans up for a child whose parent is gone, and never given
+# back: the process ends when that thread is done, and no other thread may end it before.
+_orphan_lock = threading.Lock()
+
+
+def end_child(code: int, parent: int, scratch: Path) -> NoReturn:
+    """How the child ends, from its main thread: through the orphan's clean-up when the
+    parent is gone (waiting for the guard's, if that began first); else at once.
+
+    Not a normal interpreter exit: a Playwright driver killed at the cap can leave its
+    event loop waiting on nothing. The parent ends what is left of the group."""
+    if os.getppid() != parent or _orphan_lock.locked():
+        _orphaned(scratch)
+    os._exit(code)
+
+
+def _orphaned(scratch: Path) -> NoReturn:
     """The parent's `_end`, done by the child for itself: everything else of its group and
     everything naming the scratch folder killed, the /etc folder and the scratch removed."""
     from bench_pipeline.sandbox.processes import owner_tag
+
+    _orphan_lock.acquire()  # a second caller waits here until the first ends the process
 
     me = os.getpid()
     group = os.getpgid(0)

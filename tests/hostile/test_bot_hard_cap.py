@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,10 +65,15 @@ def _flood_game(folder: Path) -> Path:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    """A temp dir of the test's own: every scratch folder the evaluation makes lands here."""
-    temp = tmp_path / "tmp"
-    temp.mkdir(exist_ok=True)
-    return {**os.environ, "TMPDIR": str(temp)}
+    # The system temp dir, not one of the test's own: the crash reaper of every other
+    # pipeline on the machine finds live sandbox runs by their /etc folders there, and
+    # would take this evaluation's browser for an orphan if its folder were elsewhere.
+    return dict(os.environ)
+
+
+# Every scratch folder of an isolated evaluation is named so, and so is every process that
+# works in one (Chromium's profile, the game's server, the child's own argument).
+SCRATCH = "bench-bot-run-"
 
 
 def _processes_naming(text: str) -> list[str]:
@@ -82,8 +88,25 @@ def _processes_naming(text: str) -> list[str]:
     return found
 
 
-def _left_behind(tmp_path: Path) -> list[str]:
-    return sorted(p.name for p in (tmp_path / "tmp").iterdir())
+def _browser_running() -> bool:
+    return any("chromium" in p for p in _processes_naming(SCRATCH))
+
+
+@pytest.fixture
+def left_behind() -> Callable[[], list[str]]:
+    """What an evaluation made in the temp dir since the test began and left there: its
+    scratch folders, and sandbox /etc folders whose owner is gone."""
+    from bench_pipeline.sandbox.reap import etc_folders
+
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.iterdir())
+
+    def new() -> list[str]:
+        scratch = [p.name for p in temp.glob(f"{SCRATCH}*") if p not in before]
+        etc = [f.path.name for f in etc_folders(temp) if not f.live and f.path not in before]
+        return sorted(scratch + etc)
+
+    return new
 
 
 def _wait_gone(text: str) -> list[str]:
@@ -96,7 +119,9 @@ def _wait_gone(text: str) -> list[str]:
     return left
 
 
-def test_a_flood_of_events_ends_at_the_cap_with_bounded_evidence(tmp_path: Path) -> None:
+def test_a_flood_of_events_ends_at_the_cap_with_bounded_evidence(
+    tmp_path: Path, left_behind: Callable[[], list[str]]
+) -> None:
     game = _flood_game(tmp_path / "flood")
     evidence = tmp_path / "evidence"
     done = subprocess.run(
@@ -114,8 +139,8 @@ def test_a_flood_of_events_ends_at_the_cap_with_bounded_evidence(tmp_path: Path)
     assert result["duration_s"] <= CAP_S + 1, result["notes"]
     assert result["tests"]["no_errors"] in ("FAIL", "INCONCLUSIVE"), result["reasons"]
     # Nothing the evaluation started is still running, and it left no scratch folder.
-    assert _wait_gone(str(tmp_path)) == []
-    assert _left_behind(tmp_path) == []
+    assert _wait_gone(SCRATCH) == []
+    assert left_behind() == []
     # The evidence is bounded in bytes whatever the page logged.
     console = (evidence / "console.txt").read_bytes()
     assert len(console) <= LIMITS.console_bytes
@@ -126,7 +151,9 @@ def test_a_flood_of_events_ends_at_the_cap_with_bounded_evidence(tmp_path: Path)
     assert b"more" in console and b"not kept" in console, console[-500:]
 
 
-def test_ctrl_c_ends_bench_evaluate_with_its_browser_and_scratch(tmp_path: Path) -> None:
+def test_ctrl_c_ends_bench_evaluate_with_its_browser_and_scratch(
+    tmp_path: Path, left_behind: Callable[[], list[str]]
+) -> None:
     game = _flood_game(tmp_path / "flood")
     proc = subprocess.Popen(
         [*EVALUATE, str(game), "--artifacts", str(tmp_path / "evidence"), *_cap(120)],
@@ -139,7 +166,7 @@ def test_ctrl_c_ends_bench_evaluate_with_its_browser_and_scratch(tmp_path: Path)
     try:
         # Wait until the browser of this evaluation runs (its profile is in our temp dir).
         for _ in range(600):
-            if any("chromium" in p for p in _processes_naming(str(tmp_path / "tmp"))):
+            if _browser_running():
                 break
             if proc.poll() is not None:
                 break
@@ -154,8 +181,8 @@ def test_ctrl_c_ends_bench_evaluate_with_its_browser_and_scratch(tmp_path: Path)
             proc.wait()
     assert proc.returncode == 130, (proc.returncode, err[-2000:])
     assert "interrupted" in err and "Traceback" not in err, err[-2000:]
-    assert _wait_gone(str(tmp_path)) == []
-    assert _left_behind(tmp_path) == []
+    assert _wait_gone(SCRATCH) == []
+    assert left_behind() == []
 
 
 def test_hard_links_and_owner_only_files_are_not_served(tmp_path: Path) -> None:
@@ -217,7 +244,7 @@ def test_hard_links_and_owner_only_files_are_not_served(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sandbox", ["1", "0"], ids=["bubblewrap", "no-sandbox"])
 def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(
-    tmp_path: Path, sandbox: str
+    tmp_path: Path, sandbox: str, left_behind: Callable[[], list[str]]
 ) -> None:
     """Whatever keeps the evaluation from finishing (here its process is stopped outright,
     so not even its own watchdog and guard run), the command ends it at the cap: the
@@ -239,7 +266,7 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(
     try:
         child = None
         for _ in range(600):
-            found = [p for p in _processes_naming("bench_pipeline.bot.child") if str(tmp_path) in p]
+            found = _processes_naming("bench_pipeline.bot.child")
             if found:
                 child = int(found[0].split(":")[0])
                 break
@@ -247,7 +274,7 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(
         assert child is not None, "no evaluation process was started"
         # Stopped once its browser runs, so that there is a browser to end.
         for _ in range(600):
-            if any("chromium" in p for p in _processes_naming(str(tmp_path / "tmp"))):
+            if _browser_running():
                 break
             time.sleep(0.1)
         os.kill(child, signal.SIGSTOP)
@@ -261,14 +288,15 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(
     assert set(result["tests"].values()) == {"INCONCLUSIVE"}
     assert "hard cap of 15s" in result["reasons"]["loads"]
     assert result["duration_s"] <= CAP_S + 1
-    assert _wait_gone(str(tmp_path)) == []
-    assert _left_behind(tmp_path) == []
+    assert _wait_gone(SCRATCH) == []
+    assert left_behind() == []
     assert not (evidence / "observations.json").exists()
     assert json.loads((evidence / "evaluation.json").read_text())["tests"] == result["tests"]
 
 
 def test_bench_run_with_a_flooding_game_holds_the_cap_and_the_evidence_bounds(
     tmp_path: Path,
+    left_behind: Callable[[], list[str]],
 ) -> None:
     """The whole pipeline: a `command` agent writes the flooding game, it is built and the
     bot plays it under BENCH_BOT_HARD_CAP_S; the run completes with its record."""
@@ -285,10 +313,6 @@ def test_bench_run_with_a_flooding_game_holds_the_cap_and_the_evidence_bounds(
         "  model: {levels: [claude-sonnet-4-6]}\ndesigns:\n  - type: main_effects\n"
     )
     data = tmp_path / "data"
-    # The system temp dir (the agent's sandbox puts Unix sockets there: a long TMPDIR is
-    # too long for them): what this test's evaluation leaves there is told by its name.
-    temp = Path(tempfile.gettempdir())
-    before = set(temp.glob("bench-bot-run-*"))
     env = {
         **os.environ,
         "BENCH_DATA_DIR": str(data),
@@ -317,11 +341,13 @@ def test_bench_run_with_a_flooding_game_holds_the_cap_and_the_evidence_bounds(
     evidence = Path(record["artifacts_dir"])
     assert (evidence / "console.txt").stat().st_size <= LIMITS.console_bytes
     assert (evidence / "observations.json").stat().st_size <= LIMITS.log_bytes
-    assert _wait_gone(str(data)) == []
-    assert set(temp.glob("bench-bot-run-*")) - before == set()
+    assert _wait_gone(SCRATCH) == []
+    assert left_behind() == []
 
 
-def test_a_killed_bench_evaluate_leaves_nothing_running_or_on_disk(tmp_path: Path) -> None:
+def test_a_killed_bench_evaluate_leaves_nothing_running_or_on_disk(
+    tmp_path: Path, left_behind: Callable[[], list[str]]
+) -> None:
     """SIGKILL gives the command no chance to clean up: its evaluation sees it gone and
     cleans up for itself."""
     game = _flood_game(tmp_path / "flood")
@@ -334,7 +360,7 @@ def test_a_killed_bench_evaluate_leaves_nothing_running_or_on_disk(tmp_path: Pat
     )
     try:
         for _ in range(600):
-            if any("chromium" in p for p in _processes_naming(str(tmp_path / "tmp"))):
+            if _browser_running():
                 break
             time.sleep(0.1)
         assert proc.poll() is None, "the evaluation ended before its browser was seen"
@@ -342,8 +368,8 @@ def test_a_killed_bench_evaluate_leaves_nothing_running_or_on_disk(tmp_path: Pat
         proc.kill()
         proc.wait()
     for _ in range(100):  # the child's guard looks every 0.2 s
-        if not _processes_naming(str(tmp_path)) and not _left_behind(tmp_path):
+        if not _processes_naming(SCRATCH) and not left_behind():
             break
         time.sleep(0.1)
-    assert _wait_gone(str(tmp_path)) == []
-    assert _left_behind(tmp_path) == []
+    assert _wait_gone(SCRATCH) == []
+    assert left_behind() == []
