@@ -43,6 +43,7 @@ class Limits:
     dialogs: int = 100
     numbers: int = 6000
     state_samples: int = 2000
+    episodes: int = 400  # per test, in the probes' evidence
     text_chars: int = 300
     # Bytes of the saved files, whatever is inside them (a page's own state or texts that
     # are huge): past them the longest lists lose their middle, counted in `overflow`.
@@ -83,10 +84,19 @@ class Evidence:
 
     items: dict[str, list[Episode]] = field(default_factory=lambda: defaultdict(list))
 
+    # Set by the log that holds this evidence: where episodes past the limit are counted.
+    overflow: Overflow | None = None
+
     def add(
         self, t: float, test: str, outcome: str, detail: str, data: dict[str, Any] | None = None
     ) -> None:
-        self.items[test].append(Episode(round(t, 3), outcome, detail, data))
+        episodes = self.items[test]
+        if len(episodes) >= LIMITS.episodes:
+            # The first and the latest are what the verdicts read; the middle goes, counted.
+            del episodes[LIMITS.episodes // 2]
+            if self.overflow is not None:
+                self.overflow.counts[f"evidence:{test}"] += 1
+        episodes.append(Episode(round(t, 3), outcome, detail, data))
 
     def has(self, test: str, outcome: str) -> bool:
         return any(e.outcome == outcome for e in self.items.get(test, []))
@@ -229,6 +239,7 @@ class ObservationLog:
             "numbers": LIMITS.numbers,
             "state_samples": LIMITS.state_samples,
         }
+        self.evidence.overflow = self.overflow
         for name, limit in limits.items():
             bounded = _Bounded(limit, name, self.overflow)
             for item in getattr(self, name):
@@ -316,7 +327,7 @@ class ObservationLog:
         log.facts = _facts_from_json(data.get("facts") or {})
         for test, episodes in (data.get("evidence") or {}).items():
             for t, outcome, detail, extra in episodes:
-                log.evidence.items[test].append(Episode(t, outcome, detail, extra))
+                log.evidence.add(t, test, outcome, detail, extra)
         for f in data.get("frames", []):
             grid = np.array([[ch == "#" for ch in row] for row in f["grid"]], dtype=bool)
             log.frames.append(Frame(f["t"], grid.reshape(len(f["grid"]), -1)))

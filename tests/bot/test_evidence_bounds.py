@@ -84,3 +84,15 @@ def test_a_muted_console_leaves_no_errors_open_unless_an_error_was_heard() -> No
     assert no_errors(log).verdict.value == "FAIL"
     again = ObservationLog.from_json(json.loads(log.bounded_json()))
     assert again.console_muted_at == 2.5
+
+
+def test_a_probe_recording_without_end_keeps_first_and_last_episodes() -> None:
+    log = ObservationLog(t0=0.0)
+    for i in range(10_000):
+        log.evidence.add(i * 0.01, "gravity", "pass", f"episode {i}")
+    kept = log.evidence.items["gravity"]
+    assert len(kept) == LIMITS.episodes
+    assert kept[0].detail == "episode 0" and kept[-1].detail == "episode 9999"
+    assert log.overflow.counts["evidence:gravity"] == 10_000 - LIMITS.episodes
+    again = ObservationLog.from_json(json.loads(log.bounded_json()))
+    assert again.evidence.items["gravity"] == kept
