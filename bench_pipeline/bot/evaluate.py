@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -122,7 +123,7 @@ class _Watchdog:
     def start(self) -> None:
         self._later(max(0.0, self.at - time.monotonic()), self._fire)
 
-    def _later(self, seconds: float, action) -> None:  # type: ignore[no-untyped-def]
+    def _later(self, seconds: float, action: Callable[[], None]) -> None:
         if self._cancelled.is_set():
             return
         timer = threading.Timer(seconds, action)

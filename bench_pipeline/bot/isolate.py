@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -143,7 +144,7 @@ def evaluate_isolated(
 
 
 @contextlib.contextmanager
-def _signals_held():  # type: ignore[no-untyped-def]
+def _signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM wait while the clean-up runs (in the main thread; elsewhere the
     signals go to the main thread anyway)."""
     held = {signal.SIGINT, signal.SIGTERM}
