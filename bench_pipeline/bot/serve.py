@@ -83,6 +83,13 @@ def open_regular_inside(root: Path, path: Path, *, linked_inside: int = 1) -> in
     return fd
 
 
+def _mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
 def _why_refused(path: Path) -> str:
     """Why `open_regular_inside` refused `path`, in the words of the skipped-files list."""
     try:
@@ -136,8 +143,17 @@ def copy_game(source: Path, destination: Path) -> list[str]:
                 # A linked folder is skipped whole: walking it could leave the tree or loop.
                 dirnames.remove(name)
                 skipped.append(f"{relative_dir / name}: a symlinked folder")
-            else:
-                (destination / relative_dir / name).mkdir(exist_ok=True)
+                continue
+            mode = _mode(here / name)
+            if not mode & stat.S_IXOTH:
+                # Other users cannot enter it: nor could the sandbox's uid read what is in it.
+                dirnames.remove(name)
+                skipped.append(
+                    f"{relative_dir / name}: a folder other users may not enter "
+                    f"(mode {stat.S_IMODE(mode):04o})"
+                )
+                continue
+            (destination / relative_dir / name).mkdir(exist_ok=True)
         for name in filenames:
             relative = relative_dir / name
             try:

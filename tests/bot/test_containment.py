@@ -131,7 +131,11 @@ def test_the_copy_leaves_out_hard_links_out_and_files_others_may_not_read(
     os.link(game / "style.css", game / "js" / "style-again.css")  # both names inside
     (game / "tool.sh").write_text("#!/bin/sh")
     (game / "tool.sh").chmod(0o755)
+    (game / "closed").mkdir(mode=0o700)
+    (game / "closed" / "inside.js").write_text("hidden()")
+    (game / "closed").chmod(0o700)
     skipped = dict(line.split(": ", 1) for line in copy_game(game, tmp_path / "copy"))
+    assert skipped["closed"] == "a folder other users may not enter (mode 0700)"
     assert skipped["leak.txt"].startswith("a hard link (2 names")
     assert skipped["js/app.js"] == "not readable by other users (mode 0640)"
     copy = tmp_path / "copy"
