@@ -34,7 +34,7 @@ CAP_S = 15
 # Only a hang guard: an evaluation capped at 15 s that is still running after this long
 # did not hold its cap (before the isolation it ran 97 s past a 60 s cap on this page).
 HANG_GUARD_S = 240
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("chromium")]
 
 FLOOD_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>flood</title></head>
 <body style="background:#333;color:#eee;font-family:sans-serif">
