@@ -42,10 +42,12 @@ from filelock import FileLock
 
 from bench_pipeline.warehouse.artifacts import JOURNAL, MARKER_SEP, ArtifactStore
 from bench_pipeline.warehouse.integrity import (
+    QUARANTINE,
     BadRecord,
     QuarantinedRecord,
     quarantine,
     read_checked,
+    stage_bounds,
     type_problem,
 )
 
@@ -59,6 +61,11 @@ META_COLUMNS = ("_seq", "_deleted", "_mtime_ns", "_size")
 # and the big old part is not rewritten for every chunk.
 MAX_SMALL_PARTS = 16
 PART_NAME = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")
+# What a stage or table may be called (it becomes raw_<name> in SQL), and a run id
+# (artifacts._SAFE_NAME): a journal or records folder holding anything else was not
+# written by the pipeline.
+TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+_SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
 @dataclass(frozen=True)
@@ -136,14 +143,25 @@ def current_rows_sql(items: Iterable[Part], after_seq: int = 0, columns: str = "
     )
 
 
-def _journal(root: Path, table: str) -> dict[str, list[Path]]:
-    """run_id -> its markers, for the runs noted in `table`'s journal."""
+def _journal(root: Path, table: str, notices: list[str] | None = None) -> dict[str, list[Path]]:
+    """run_id -> its markers, for the runs noted in `table`'s journal. An entry no writer
+    makes (a folder, a name that is no run id) is skipped and named in `notices`: the
+    writers only ever touch empty files named `<run_id>~<token>` (ArtifactStore.note_change)."""
     folder = root / JOURNAL / table
+    notices = [] if notices is None else notices
     noted: dict[str, list[Path]] = {}
     if folder.is_dir():
         for entry in os.scandir(folder):
             run_id, sep, _ = entry.name.rpartition(MARKER_SEP)
-            if sep:
+            if not sep:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                notices.append(f"skipped the journal entry {entry.path}: a folder, not a note")
+            elif not _SAFE_RUN_ID.match(run_id) or ".." in run_id:
+                notices.append(
+                    f"skipped the journal entry {entry.path}: {run_id!r} is not a run id"
+                )
+            else:
                 noted.setdefault(run_id, []).append(Path(entry.path))
     return noted
 
@@ -152,9 +170,10 @@ def _known(con: duckdb.DuckDBPyConnection, items: list[Part]) -> dict[str, tuple
     """run_id -> (mtime_ns, size) of the file behind its current rows (-1, -1: deleted)."""
     if not items:
         return {}
+    # A tombstone of a deleted file holds -1, -1; one of an empty events file holds that
+    # file's time and size (it is accounted for, see `_unaccounted`).
     rows = con.execute(
-        "SELECT run_id, any_value(CASE WHEN _deleted THEN -1 ELSE _mtime_ns END), "
-        "any_value(CASE WHEN _deleted THEN -1 ELSE _size END) "
+        "SELECT run_id, any_value(_mtime_ns), any_value(_size) "
         f"FROM ({current_rows_sql(items, columns='run_id, _seq, _deleted, _mtime_ns, _size')}) "
         "GROUP BY run_id"
     ).fetchall()
@@ -290,14 +309,15 @@ def with_scratch(prefix: str = "bench-columnar-") -> tempfile.TemporaryDirectory
 
 
 def _files(store: ArtifactStore, table: str) -> dict[str, Path]:
-    """run_id -> the file behind its rows, for every such file in the store."""
+    """run_id -> the file behind its rows, for every such file in the store (a name that is
+    no run id is not one of the pipeline's files)."""
     if table == EVENTS:
         runs = store.root / "runs"
         found = {}
         if runs.is_dir():
             for entry in os.scandir(runs):
                 path = Path(entry.path) / EVENTS_STAGE / EVENTS_FILE
-                if os.path.lexists(path):
+                if _SAFE_RUN_ID.match(entry.name) and os.path.lexists(path):
                     found[entry.name] = path
         return found
     folder = store.root / "records" / table
@@ -306,8 +326,75 @@ def _files(store: ArtifactStore, table: str) -> dict[str, Path]:
     return {
         e.name[: -len(".json")]: Path(e.path)
         for e in os.scandir(folder)
-        if e.name.endswith(".json") and not e.name.startswith(".")
+        if e.name.endswith(".json")
+        and not e.name.startswith(".")
+        and _SAFE_RUN_ID.match(e.name[: -len(".json")])
+        and ".." not in e.name
     }
+
+
+def _unreadable_parts(
+    con: duckdb.DuckDBPyConnection, store: ArtifactStore, table: str, notices: list[str]
+) -> None:
+    """Move aside each part of `table` DuckDB cannot open (cut short, overwritten, not
+    Parquet), naming it: its runs are then read again from their JSON (`_unaccounted`)."""
+    for part in parts(store.root, table):
+        try:
+            con.execute(f"SELECT count(*) FROM read_parquet({part_glob_sql([part])})").fetchone()
+        except duckdb.Error as error:
+            why = str(error).splitlines()[0][:200]
+            moved = _set_aside(store, table, part.path, why)
+            notices.append(
+                f"the mirror's part {part.path} cannot be read ({why}); moved to {moved}, "
+                f"its runs are read again from their JSON records"
+            )
+
+
+def _set_aside(store: ArtifactStore, table: str, path: Path, why: str) -> Path:
+    folder = store.root / QUARANTINE / MIRROR / table
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"
+    os.replace(path, target)
+    reason = {"path": str(path), "reason": why, "moved_to": str(target)}
+    target.with_name(target.name + ".reason.json").write_text(json.dumps(reason) + "\n")
+    return target
+
+
+def _unaccounted(
+    con: duckdb.DuckDBPyConnection,
+    items: list[Part],
+    files: Mapping[str, Path],
+    noted: set[str],
+    table: str,
+    notices: list[str],
+) -> set[str]:
+    """Runs whose rows the mirror lacks or holds wrongly, counted against the files: a run
+    with a file but no current rows (a part lost or set aside), or with rows but no file.
+    Each kind is named with its count; they are compacted again from the files."""
+    have: dict[str, tuple[bool, int]] = {}
+    if items:
+        rows = con.execute(
+            "SELECT run_id, bool_or(NOT _deleted), max(_size) "
+            f"FROM ({current_rows_sql(items, columns='run_id, _seq, _deleted, _size')}) "
+            "GROUP BY run_id"
+        ).fetchall()
+        have = {run_id: (live, size) for run_id, live, size in rows}
+    missing = {
+        r for r in files if r not in noted and not (r in have and (have[r][0] or have[r][1] >= 0))
+    }
+    extra = {r for r, (live, _) in have.items() if live and r not in files and r not in noted}
+    where = f"{MIRROR}/{table}"
+    if missing:
+        notices.append(
+            f"{where}: {len(missing)} of {len(files)} runs with a file in the store had no rows "
+            f"in the mirror (e.g. {min(missing)}): read again from their files"
+        )
+    if extra:
+        notices.append(
+            f"{where}: {len(extra)} runs had rows but no file any more (e.g. {min(extra)}): "
+            "their rows are dropped"
+        )
+    return missing | extra
 
 
 def source_path(store: ArtifactStore, table: str, run_id: str) -> Path:
@@ -350,7 +437,7 @@ def _read_rows(
     meta = {"_seq": seq, "_deleted": False, "_mtime_ns": info.st_mtime_ns, "_size": info.st_size}
     try:
         if table != EVENTS:
-            data = read_checked(path, columns, run_id=run_id)
+            data = read_checked(path, columns, run_id=run_id, bounds=stage_bounds(table))
             return [{**data, "filename": str(path), **meta}]
         events = read_checked(path)
         if not isinstance(events, list):
@@ -368,12 +455,32 @@ def _read_rows(
                 quarantined.append(quarantine(store, EVENTS_STAGE, run_id, record, why))
                 send_back.setdefault(EVENTS_STAGE, set()).add(run_id)
         return [_tombstone(run_id, seq)]
-    return [{**event, **meta} for event in events] or [_tombstone(run_id, seq)]
+    # No events: no rows, but the file is accounted for (its time and size kept).
+    empty = {**_tombstone(run_id, seq), "_mtime_ns": info.st_mtime_ns, "_size": info.st_size}
+    return [{**event, **meta} for event in events] or [empty]
 
 
-def _noted_tables(root: Path) -> set[str]:
+def _noted_tables(root: Path, notices: list[str]) -> set[str]:
     folder = root / JOURNAL
-    return {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+    found = set()
+    for entry in os.scandir(folder) if folder.is_dir() else ():
+        if entry.is_dir(follow_symlinks=False):
+            found.add(entry.name)
+        else:  # a file or a link where a table's folder of notes belongs
+            notices.append(f"skipped the journal entry {entry.path}: not a folder of notes")
+    return found
+
+
+def _safe_tables(names: Iterable[str], root: Path, notices: list[str]) -> set[str]:
+    """The names that can be a table (they become raw_<name> in SQL and folder names); the
+    others are named in `notices` and left alone."""
+    safe = set()
+    for name in names:
+        if TABLE_NAME.match(name):
+            safe.add(name)
+        else:
+            notices.append(f"skipped {name!r} under {root}: not a table name (a-z, 0-9, _)")
+    return safe
 
 
 def compact(
@@ -383,6 +490,8 @@ def compact(
     scan: bool = False,
     merge_all: bool = False,
     quarantined: list[QuarantinedRecord] | None = None,
+    check: bool = False,
+    notices: list[str] | None = None,
 ) -> Compaction:
     """Bring the mirror up to date with the JSON files; returns what changed.
 
@@ -392,12 +501,19 @@ def compact(
     `schemas` maps a warehouse table (raw_<table>) to the column types the models rely on.
     `merge_all` leaves one part per table. Bad files are quarantined and listed in
     `quarantined`.
+
+    `check` (a full rebuild) counts every table's runs against its files: a part DuckDB
+    cannot read is moved aside, and a run with a file but no rows, or rows but no file, is
+    compacted again, each named in `notices` (`_unaccounted`): a lost part never loses
+    rows silently. Journal entries no writer makes are skipped and named there too.
     """
     started = time.monotonic()
     quarantined = [] if quarantined is None else quarantined
+    notices = [] if notices is None else notices
     result = Compaction(scanned=scan)
     root = store.root
-    names = set(store.stages()) | set(tables(root)) | _noted_tables(root)
+    found = set(store.stages()) | set(tables(root)) | _noted_tables(root, notices)
+    names = _safe_tables(found, root, notices)
     names.discard(EVENTS)
     # The events first: a bad events file sends its run's quality record back too.
     ordered = [EVENTS, *sorted(names)]
@@ -408,11 +524,22 @@ def compact(
         seq = _next_seq(root)
         for table in ordered:
             columns = dict(schemas.get(f"raw_{table}", {}))
+            if check:
+                _unreadable_parts(con, store, table, notices)
             existing = parts(root, table)
-            noted = _journal(root, table)
+            noted = _journal(root, table, notices)
             todo = set(noted) | send_back.get(table, set())
-            if scan or not existing:
-                todo |= _scan(_files(store, table), _known(con, existing))
+            if scan or not existing or check:
+                files = _files(store, table)
+                if scan or not existing:
+                    todo |= _scan(files, _known(con, existing))
+                if check:
+                    wrong = _unaccounted(con, existing, files, todo, table, notices)
+                    if wrong and not scan:
+                        # A lost part may also have held the newest rows of runs an older
+                        # part still has: those differ from their files' time or size.
+                        todo |= _scan(files, _known(con, existing))
+                    todo |= wrong
             if todo:
                 rows = (
                     row

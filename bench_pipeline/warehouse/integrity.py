@@ -15,6 +15,7 @@ for that run (`pending_repairs`). The other runs load as usual.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -25,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline.records import RECORDS, Bound, bound_problem, value_bounds
 from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_json
 
 QUARANTINE = "quarantine"
@@ -98,8 +100,18 @@ def type_problem(value: Any, sql_type: str) -> str | None:
     return None
 
 
+@functools.cache
+def stage_bounds(stage: str) -> dict[str, Bound]:
+    """The bounds of a stage's numbers (bench_pipeline/records.py); none for other tables."""
+    model = RECORDS.get(stage)
+    return value_bounds(model) if model is not None else {}
+
+
 def read_checked(
-    path: Path, columns: Mapping[str, str] | None = None, run_id: str | None = None
+    path: Path,
+    columns: Mapping[str, str] | None = None,
+    run_id: str | None = None,
+    bounds: Mapping[str, Bound] | None = None,
 ) -> Any:
     """The parsed record at `path`, or BadRecord saying why it cannot be loaded.
 
@@ -145,6 +157,10 @@ def read_checked(
         problem = type_problem(value, sql_type)
         if problem:
             raise BadRecord(f"column {column} ({sql_type}) is {problem}: {data[column]!r:.80}")
+    if bounds:
+        problem = bound_problem(dict(bounds), data)
+        if problem:
+            raise BadRecord(f"column {problem}")
     return data
 
 
@@ -210,7 +226,7 @@ def scan_records(
             if not os.path.lexists(path):
                 continue
             try:
-                read_checked(path, columns or {}, run_id)
+                read_checked(path, columns or {}, run_id, stage_bounds(stage))
             except BadRecord as bad:
                 moved.append(quarantine(store, stage, run_id, path, str(bad)))
     return moved
