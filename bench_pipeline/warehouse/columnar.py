@@ -32,7 +32,7 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from bench_pipeline.warehouse.integrity import (
     QUARANTINE,
     BadRecord,
     QuarantinedRecord,
+    iter_checked_array,
     quarantine,
     read_checked,
     stage_bounds,
@@ -426,25 +427,35 @@ def _read_rows(
     seq: int,
     quarantined: list[QuarantinedRecord],
     send_back: dict[str, set[str]],
-) -> list[dict[str, Any]]:
+    scratch: Path,
+) -> Iterator[dict[str, Any]]:
     """The run's rows of `table` as its file holds them now; a tombstone when the file is
-    gone, empty (events) or bad (then it is quarantined, with what depends on it)."""
+    gone, empty (events) or bad (then it is quarantined, with what depends on it).
+
+    Events are streamed (a long session's file is far bigger than a record): each checked
+    event goes to a scratch file first, so that a bad one further on loads none of them."""
     path = source_path(store, table, run_id)
     try:
         info = path.lstat()
     except OSError:
-        return [_tombstone(run_id, seq)]
+        yield _tombstone(run_id, seq)
+        return
     meta = {"_seq": seq, "_deleted": False, "_mtime_ns": info.st_mtime_ns, "_size": info.st_size}
+    staged = scratch / f"events-{run_id}.ndjson"
+    count = 0
     try:
         if table != EVENTS:
             data = read_checked(path, columns, run_id=run_id, bounds=stage_bounds(table))
-            return [{**data, "filename": str(path), **meta}]
-        events = read_checked(path)
-        if not isinstance(events, list):
-            raise BadRecord(f"is a JSON {type(events).__name__}, not a list of events")
-        for event in events:  # each event row is checked like a record, its run_id included
-            _check_event(event, columns, run_id)
+            yield {**data, "filename": str(path), **meta}
+            return
+        with staged.open("w") as out:
+            for event in iter_checked_array(path):
+                # each event row is checked like a record, its run_id included
+                _check_event(event, columns, run_id)
+                out.write(json.dumps(event, separators=(",", ":")) + "\n")
+                count += 1
     except BadRecord as bad:
+        staged.unlink(missing_ok=True)
         stage = EVENTS_STAGE if table == EVENTS else table
         quarantined.append(quarantine(store, stage, run_id, path, str(bad)))
         if table == EVENTS:
@@ -454,10 +465,18 @@ def _read_rows(
                 why = f"its {EVENTS_FILE} was quarantined ({bad})"
                 quarantined.append(quarantine(store, EVENTS_STAGE, run_id, record, why))
                 send_back.setdefault(EVENTS_STAGE, set()).add(run_id)
-        return [_tombstone(run_id, seq)]
-    # No events: no rows, but the file is accounted for (its time and size kept).
-    empty = {**_tombstone(run_id, seq), "_mtime_ns": info.st_mtime_ns, "_size": info.st_size}
-    return [{**event, **meta} for event in events] or [empty]
+        yield _tombstone(run_id, seq)
+        return
+    if not count:  # no events: no rows, but the file is accounted for (time and size kept)
+        staged.unlink(missing_ok=True)
+        yield {**_tombstone(run_id, seq), "_mtime_ns": info.st_mtime_ns, "_size": info.st_size}
+        return
+    try:
+        with staged.open() as rows:
+            for line in rows:
+                yield {**json.loads(line), **meta}
+    finally:
+        staged.unlink(missing_ok=True)
 
 
 def _noted_tables(root: Path, notices: list[str]) -> set[str]:
@@ -545,7 +564,7 @@ def compact(
                     row
                     for run_id in sorted(todo)
                     for row in _read_rows(
-                        store, table, run_id, columns, seq, quarantined, send_back
+                        store, table, run_id, columns, seq, quarantined, send_back, Path(scratch)
                     )
                 )
                 part = writer.write(root / MIRROR / table, seq, rows, _part_schema(columns))

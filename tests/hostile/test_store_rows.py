@@ -231,3 +231,90 @@ def test_a_killed_rebuilds_copy_is_reaped_at_the_next_start(tmp_path: Path) -> N
     assert not leftovers[0].exists()
     assert live.exists()
     live.unlink()
+
+
+def test_a_record_bigger_than_the_loader_takes_is_split_not_quarantined(
+    built: tuple[ArtifactStore, Path, dict[str, str]],
+) -> None:
+    """A stage writes a 30 MB record (a tool's output kept in full): the store keeps the
+    bulky field in a file of its own, the record loads, nothing is quarantined."""
+    store, db, env = built
+    run_id = sorted(p.stem for p in (store.root / "records" / "sandboxed_build").glob("*.json"))[0]
+    record = json.loads(store.record_path("sandboxed_build", run_id).read_text())
+    log = "npm ERR! something went wrong\n" * 1_000_000  # 30 MB
+    store.write_record("sandboxed_build", run_id, {**record, "message": log, "build_ok": False})
+    done = bench("warehouse", "rebuild", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "0 records quarantined" in done.stdout, done.stderr
+    written = json.loads(store.record_path("sandboxed_build", run_id).read_text())
+    assert json.loads(Path(written["overflow_path"]).read_text())["message"] == log
+    assert written["message"].startswith("npm ERR!") and len(written["message"]) < 3000
+    with duckdb.connect(str(db), read_only=True) as con:
+        row = con.execute(
+            "select build_ok, overflow_fields from raw_sandboxed_build where run_id = ?", [run_id]
+        ).fetchone()
+    assert row == (False, "message")
+
+
+def _long_session(path: Path, steps: int) -> None:
+    """A Claude Code stream-json transcript of `steps` tool calls (three events each)."""
+    with path.open("w") as out:
+        out.write(json.dumps({"type": "system", "subtype": "init", "model": "m"}) + "\n")
+        for i in range(steps):
+            text = "Checking the build output once more before the next step. " * 3
+            call = {"command": f"npm run build -- --step {i} && ls -la dist/assets/js"}
+            message = {
+                "id": f"m{i}",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": text},
+                    {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": call},
+                ],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            }
+            out.write(json.dumps({"type": "assistant", "message": message}) + "\n")
+            result = {
+                "type": "tool_result",
+                "tool_use_id": f"t{i}",
+                "content": "build ok: dist/index.html 1.2 kB, dist/assets/index.js 24 kB " * 4,
+                "is_error": False,
+            }
+            out.write(json.dumps({"type": "user", "message": {"content": [result]}}) + "\n")
+
+
+@pytest.mark.slow
+def test_a_big_transcript_keeps_its_quality_result(
+    instance: object, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bench run` of the synthetic agent; one run's transcript is then a long session and
+    its quality record is cut short, so the next `bench run` computes the quality stage
+    again: its events file is over 16 MB, and it loads (before: quarantined, quality_score
+    NULL, and recomputed and quarantined again on every later run)."""
+    from bench_pipeline.runner import run_main
+    from bench_pipeline.warehouse.build import query
+
+    smoke = settings.experiments_dir() / "smoke.yaml"
+    monkeypatch.setenv("BENCH_BOT_ENDURANCE_S", "4")
+    first = run_main(smoke, instance, progress=lambda _: None, endurance_s=4.0)  # type: ignore[arg-type]
+    assert first.failed == [] and first.quarantined == []
+    store = ArtifactStore(data_dir / "artifacts")
+    run_id = sorted(p.stem for p in (store.root / "records" / "quality_metrics").glob("*.json"))[0]
+    generation = store.read_record("agent_generation", run_id)
+    assert generation is not None
+    _long_session(Path(generation["transcript_path"]), 25_000)
+    quality = store.record_path("quality_metrics", run_id)
+    quality.write_text(quality.read_text()[:30])  # cut short: recomputed by the next run
+
+    second = run_main(smoke, instance, progress=lambda _: None, endurance_s=4.0)  # type: ignore[arg-type]
+    assert second.repaired == [f"quality_metrics of {run_id}"]
+    assert [q for q in second.quarantined if "transcript_events" in q] == []
+    events = store.run_dir(run_id, "quality_metrics") / "transcript_events.json"
+    assert events.stat().st_size > 16 * 1024 * 1024
+    db = data_dir / "warehouse.duckdb"
+    _, rows = query(db, "select quality_score from fct_runs where run_id = ?", [run_id])
+    assert rows[0][0] is not None
+    _, rows = query(db, "select count(*) from raw_transcript_events where run_id = ?", [run_id])
+    assert rows[0][0] == 75_001
+    # Settled: nothing to recompute, nothing quarantined.
+    third = run_main(smoke, instance, progress=lambda _: None, endurance_s=4.0)  # type: ignore[arg-type]
+    assert third.repaired == [] and third.quarantined == []
