@@ -90,6 +90,14 @@ def test_a_lost_part_is_named_and_its_runs_rebuilt_from_json(
         assert _count(db, "select count(*) from fct_runs where gameplay_score = 12.5") == 3
         settled = bench("warehouse", "rebuild", env=env)
         assert settled.returncode == 0 and "columnar/" not in settled.stderr, settled.stderr
+    # A table's only part lost: every run of it read again, and named.
+    (only,) = columnar.parts(store.root, "quality_metrics")
+    only.path.unlink()
+    done = bench("warehouse", "rebuild", env=env)
+    assert done.returncode == 0, done.stderr
+    message = " ".join(done.stderr.split())
+    assert f"columnar/quality_metrics: {RUNS} of {RUNS} runs" in message, message
+    assert _count(db, "select count(quality_score) from fct_runs") == RUNS
 
 
 def test_a_damaged_part_is_set_aside_and_named(
