@@ -990,6 +990,8 @@ def warehouse_rebuild(
     ] = None,
     db: Annotated[Path | None, typer.Option(help="Warehouse file (default: see above).")] = None,
 ) -> None:
+    import duckdb
+
     from bench_pipeline.warehouse.artifacts import ArtifactStore
     from bench_pipeline.warehouse.build import BlockingTestFailure, build_warehouse
 
@@ -1006,6 +1008,8 @@ def warehouse_rebuild(
         raise _fail(str(failure)) from None
     except (ValueError, OSError) as error:  # a design file that cannot be read, a bad path
         raise _fail(str(error), EXIT_BAD_INPUT) from None
+    except duckdb.Error as error:  # e.g. a mirror part whose pages are damaged (footer intact)
+        raise _fail(f"the rebuild failed: {str(error).splitlines()[0]}") from None
     for entry in build.quarantined:
         err.print(f"[yellow]quarantined[/] {escape(entry.describe())}")
     for notice in build.notices:

@@ -326,3 +326,23 @@ def test_a_big_transcript_keeps_its_quality_result(
     # Settled: nothing to recompute, nothing quarantined.
     third = run_main(smoke, instance, progress=lambda _: None, endurance_s=4.0)  # type: ignore[arg-type]
     assert third.repaired == [] and third.quarantined == []
+
+
+def test_a_part_duckdb_opens_but_cannot_use_is_one_line_and_the_old_warehouse_stays(
+    built: tuple[ArtifactStore, Path, dict[str, str]],
+) -> None:
+    """A Parquet file with a whole footer but nonsense in it (its tombstone flag is a list):
+    the rebuild stops with one line and the live warehouse is kept."""
+    store, db, env = built
+    before = db.read_bytes()
+    bad = store.root / "columnar" / "bot_evaluation" / "part-000000000900-000000000900.parquet"
+    with duckdb.connect() as con:
+        con.execute(
+            "copy (select 'x.c1.r0' as run_id, 900 as _seq, [1, 2] as _deleted, "
+            f"1 as _mtime_ns, 1 as _size) to '{bad}' (format parquet)"
+        )
+    done = bench("warehouse", "rebuild", env=env)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the rebuild failed: "), done.stderr
+    assert db.read_bytes() == before
