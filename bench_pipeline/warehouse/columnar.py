@@ -184,6 +184,13 @@ def _known(con: duckdb.DuckDBPyConnection, items: list[Part]) -> dict[str, tuple
 
 def _scan(files: Mapping[str, Path], known: Mapping[str, tuple[int, int]]) -> set[str]:
     """Runs whose file differs from what the mirror holds: new, changed or deleted."""
+    changed = _differing(files, known)
+    changed |= {r for r, (mtime, _) in known.items() if mtime != -1 and r not in files}
+    return changed
+
+
+def _differing(files: Mapping[str, Path], known: Mapping[str, tuple[int, int]]) -> set[str]:
+    """Runs with a file whose time or size is not what the mirror holds (new or changed)."""
     changed = set()
     for run_id, path in files.items():
         try:
@@ -192,7 +199,6 @@ def _scan(files: Mapping[str, Path], known: Mapping[str, tuple[int, int]]) -> se
             continue  # gone since the listing: a later scan sees it
         if known.get(run_id) != (info.st_mtime_ns, info.st_size):
             changed.add(run_id)
-    changed |= {r for r, (mtime, _) in known.items() if mtime != -1 and r not in files}
     return changed
 
 
@@ -397,7 +403,10 @@ def _unaccounted(
 ) -> set[str]:
     """Runs whose rows the mirror lacks or holds wrongly, counted against the files: a run
     with a file but no current rows (a part lost or set aside), or with rows but no file.
-    Each kind is named with its count; they are compacted again from the files."""
+    Each kind is named with its count. The first are returned, to be compacted again. The
+    second keep their rows: a builder of a shared bucket holds every run's parts but only
+    its own runs' JSON files (deploy/), so a missing file proves nothing here; a deletion
+    in this store leaves a journal note, and `--scan` drops rows of files gone without."""
     have: dict[str, tuple[bool, int]] = {}
     if items:
         # Each run's newest row decides (arg_max over _seq: no window over every row). An
@@ -419,10 +428,11 @@ def _unaccounted(
         )
     if extra:
         notices.append(
-            f"{where}: {len(extra)} runs had rows but no file any more (e.g. {min(extra)}): "
-            "their rows are dropped"
+            f"{where}: {len(extra)} runs have rows but no file in this store (e.g. "
+            f"{min(extra)}): kept (`bench warehouse rebuild --scan` drops the rows of "
+            "deleted files)"
         )
-    return missing | extra
+    return missing
 
 
 def source_path(store: ArtifactStore, table: str, run_id: str) -> Path:
@@ -576,15 +586,22 @@ def compact(
             existing = parts(root, table)
             noted = _journal(root, table, notices)
             todo = set(noted) | send_back.get(table, set())
-            wrong: set[str] = set()
-            if check and (existing or mirrored):  # a JSON-only store has no mirror yet
-                ids = _file_ids(store, table)
-                wrong = _unaccounted(con, existing, ids, todo, table, notices)
-            if scan or not existing or wrong:
-                # A lost part may also have held the newest rows of runs an older part
-                # still has: those differ from their files' time or size.
+            if scan or not existing:
                 todo |= _scan(_files(store, table), _known(con, existing))
-            todo |= wrong
+            elif check and mirrored:
+                missing = _unaccounted(con, existing, _file_ids(store, table), todo, table, notices)
+                if missing:
+                    # A lost part may also have held the newest rows of runs an older part
+                    # still has: those differ from their files' time or size. (Never the
+                    # deletions `_scan` adds: see `_unaccounted`.)
+                    todo |= missing | _differing(_files(store, table), _known(con, existing))
+            if check and mirrored and not existing and (root / MIRROR / table).is_dir():
+                # Every part of a table that had parts is gone: all its runs are read again.
+                count = len(_file_ids(store, table))
+                notices.append(
+                    f"{MIRROR}/{table}: every part is gone; {count} runs with a file in the "
+                    "store are read again from their files"
+                )
             if todo:
                 rows = (
                     row

@@ -96,8 +96,17 @@ def test_a_lost_part_is_named_and_its_runs_rebuilt_from_json(
     done = bench("warehouse", "rebuild", env=env)
     assert done.returncode == 0, done.stderr
     message = " ".join(done.stderr.split())
-    assert f"columnar/quality_metrics: {RUNS} of {RUNS} runs" in message, message
+    assert f"columnar/quality_metrics: every part is gone; {RUNS} runs" in message, message
     assert _count(db, "select count(quality_score) from fct_runs") == RUNS
+    # A record file gone without a note (a builder of a shared bucket holds only its own
+    # runs' files): named, its rows kept; only --scan treats it as deleted.
+    gone = sorted(p.stem for p in (store.root / "records" / "bot_evaluation").glob("*.json"))[-1]
+    store.record_path("bot_evaluation", gone).unlink()
+    done = bench("warehouse", "rebuild", env=env)
+    assert done.returncode == 0, done.stderr
+    message = " ".join(done.stderr.split())
+    assert "1 runs have rows but no file in this store" in message and gone in message
+    assert _count(db, "select count(gameplay_score) from fct_runs") == RUNS
 
 
 def test_a_damaged_part_is_set_aside_and_named(
