@@ -13,7 +13,7 @@ from assets.sweeps.launch import (
     project_asset_graph,
     register_runs,
 )
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.design import DesignError, design_experiment, find_experiment, load_experiment
 from bench_pipeline.orchestration import pending_runs
 from bench_pipeline.run_spec import RUN_SPEC_STAGE, build_run_spec
@@ -45,7 +45,7 @@ def _experiment_path(ref: str):
 
 
 @dg.asset(
-    group_name="experiment_design",
+    group_name=stages.EXPERIMENT_DESIGN.group_name,
     kinds={"python", "yaml"},
     code_version=DESIGN_CODE_VERSION,
     description="The cells and runs of an experiment file, designed with pyDOE3. "
@@ -109,9 +109,9 @@ def _launch(context: dg.AssetExecutionContext, design) -> dict:
     """
     instance = context.instance
     planned_at = time.time()
-    done = instance.get_materialized_partitions(
-        dg.AssetKey("bot_evaluation")
-    ) & instance.get_materialized_partitions(dg.AssetKey("quality_metrics"))
+    done = stages.complete_runs(
+        {s: instance.get_materialized_partitions(dg.AssetKey(s)) for s in stages.COMPLETES_RUN}
+    )
     busy = partitions_in_flight(instance)
     incomplete = pending_runs(design, done)
     todo = pending_runs(design, done | busy.keys())
@@ -156,7 +156,7 @@ def _launch(context: dg.AssetExecutionContext, design) -> dict:
 @dg.asset(
     partitions_def=run_partitions,
     deps=[experiment_design],
-    group_name="experiment_design",
+    group_name=stages.EXPERIMENT_DESIGN.group_name,
     kinds={"python"},
     code_version=DESIGN_CODE_VERSION,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
