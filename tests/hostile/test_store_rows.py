@@ -300,6 +300,7 @@ def _long_session(path: Path, steps: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("chromium")
 def test_a_big_transcript_keeps_its_quality_result(
     instance: object, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
