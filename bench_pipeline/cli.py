@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import signal
 import subprocess
@@ -39,6 +40,9 @@ out = Console()
 err = Console(stderr=True)
 
 EXIT_BAD_INPUT = 2
+# `bench sql`'s default time limit: minutes of an analyst's patience, far more than any
+# query over 100,000 runs takes, and `range(1e15)` no longer runs until someone kills it.
+SQL_TIMEOUT_S = 300.0
 
 # Dagster flags beta parameters we use on purpose (backfill_policy); users need not see it.
 warnings.filterwarnings("ignore", message=".*is currently in beta.*")
@@ -58,6 +62,28 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
+
+
+def _finite(value: Any) -> tuple[Any, int]:
+    """`value` with every NaN or infinite float replaced by None, and how many were."""
+    if isinstance(value, float):
+        return (value, 0) if math.isfinite(value) else (None, 1)
+    if isinstance(value, dict):
+        pairs = [(k, _finite(v)) for k, v in value.items()]
+        return {k: v for k, (v, _) in pairs}, sum(n for _, (_, n) in pairs)
+    if isinstance(value, list | tuple):
+        items = [_finite(v) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
+
+
+def _print_json(value: Any) -> int:
+    """`value` as one line of strict JSON on stdout; returns how many NaN or infinite floats
+    became null (Python would print them as bare `NaN`/`Infinity`, which no JSON parser but
+    Python's reads)."""
+    clean, replaced = _finite(value)
+    sys.stdout.write(json.dumps(clean, default=_json_default, allow_nan=False) + "\n")
+    return replaced
 
 
 def _show(value: Any) -> str:
@@ -163,7 +189,7 @@ def design(
     except DesignError as error:
         raise _fail(str(error), EXIT_BAD_INPUT) from None
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json_dict(), default=_json_default) + "\n")
+        _print_json(result.to_json_dict())
         return
     # Sixteen columns do not fit a terminal: each cell is shown as its difference from the
     # baseline, which is also how a designed experiment is read.
@@ -199,16 +225,25 @@ def sql(
         bool, typer.Option("--json", help="Print a JSON list, one object per row.")
     ] = False,
     db: Annotated[Path | None, typer.Option(help="Warehouse file (default: see above).")] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0,
+            envvar="BENCH_SQL_TIMEOUT_S",
+            help="Stop the query after this many seconds (0: no limit).",
+        ),
+    ] = SQL_TIMEOUT_S,
 ) -> None:
     import duckdb
 
-    from bench_pipeline.warehouse.build import WarehouseLockedError
+    from bench_pipeline.warehouse.build import QueryTimeout, WarehouseLockedError
     from bench_pipeline.warehouse.build import query as run_query
 
     path = db or settings.warehouse_path()
     try:
-        columns, rows = run_query(path, query)
-    except (FileNotFoundError, WarehouseLockedError) as error:
+        columns, rows = run_query(path, query, timeout_s=timeout or None)
+    except (FileNotFoundError, WarehouseLockedError, QueryTimeout) as error:
         raise _fail(str(error)) from None
     except ValueError as error:  # an empty query
         raise _fail(str(error), EXIT_BAD_INPUT) from None
@@ -217,7 +252,9 @@ def sql(
         raise _fail(str(error).splitlines()[0], EXIT_BAD_INPUT) from None
     if as_json:
         objects = [dict(zip(columns, row, strict=True)) for row in rows]
-        sys.stdout.write(json.dumps(objects, default=_json_default) + "\n")
+        replaced = _print_json(objects)
+        if replaced:
+            err.print(f"note: {replaced} NaN or infinite values printed as null", highlight=False)
         return
     table = Table(caption=f"{len(rows)} rows")
     for column in columns:
@@ -553,7 +590,7 @@ def evaluate(
     finally:
         signal.signal(signal.SIGTERM, previous)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+        _print_json(result.to_json())
         return
     _print_evaluation(target, result.to_json())
 
@@ -612,7 +649,7 @@ def rejudge(
         data["observations"] = str(found)
         data["observed_by"] = log.bot_version
         if as_json:
-            sys.stdout.write(json.dumps(data) + "\n")
+            _print_json(data)
         elif len(paths) == 1:
             _print_evaluation(log.target or str(found), data)
         else:
@@ -867,7 +904,7 @@ def quality(
     )
     data = report.to_json()
     if as_json:
-        sys.stdout.write(json.dumps(data) + "\n")
+        _print_json(data)
         return
     out.print(f"[bold]{escape(str(directory))}[/]: quality score {data['quality_score']}")
     table = Table()
@@ -951,7 +988,7 @@ def analyze(
     except AnalysisInputError as error:
         raise _fail(f"{runs_file}: {error}", EXIT_BAD_INPUT) from None
     if as_json:
-        sys.stdout.write(json.dumps(report.to_dict(), allow_nan=False) + "\n")
+        _print_json(report.to_dict())
         return
     for style, text in report_lines(report):
         out.print(escape(text), style=style or None, highlight=False, soft_wrap=True)
@@ -987,6 +1024,8 @@ def warehouse_rebuild(
     ] = None,
     db: Annotated[Path | None, typer.Option(help="Warehouse file (default: see above).")] = None,
 ) -> None:
+    import duckdb
+
     from bench_pipeline.warehouse.artifacts import ArtifactStore
     from bench_pipeline.warehouse.build import BlockingTestFailure, build_warehouse
 
@@ -1003,13 +1042,18 @@ def warehouse_rebuild(
         raise _fail(str(failure)) from None
     except (ValueError, OSError) as error:  # a design file that cannot be read, a bad path
         raise _fail(str(error), EXIT_BAD_INPUT) from None
+    except duckdb.Error as error:  # e.g. a mirror part whose pages are damaged (footer intact)
+        raise _fail(f"the rebuild failed: {str(error).splitlines()[0]}") from None
     for entry in build.quarantined:
         err.print(f"[yellow]quarantined[/] {escape(entry.describe())}")
+    for notice in build.notices:
+        err.print(f"[yellow]note[/] {escape(notice)}", soft_wrap=True)
     counts = {t.name: t.rows for t in build.tables}
     out.print(
         f"warehouse {path} rebuilt in {time.monotonic() - started:.1f} s: "
         f"{counts.get('fct_runs', 0)} runs, {counts.get('fct_test_results', 0)} verdicts, "
-        f"{len(build.tables)} tables and views, {len(build.quarantined)} records quarantined",
+        f"{len(build.tables)} tables and views, {len(build.quarantined)} records quarantined, "
+        f"{len(build.notices)} problems of the store skipped or repaired",
         highlight=False,
     )
 

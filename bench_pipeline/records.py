@@ -43,6 +43,35 @@ class Check:
     problem: Callable[[Any], str | None]
 
 
+@dataclass(frozen=True)
+class Bound:
+    """The values the field can take (inclusive; None: open). The warehouse's loader
+    quarantines a record with a number outside them (warehouse/columnar.py), as it does a
+    record it cannot parse: a hand-edited `-1` token count or a `1e300` score would
+    otherwise load and turn every mean and interval of its cell into nonsense or infinity.
+    """
+
+    low: float | None = None
+    high: float | None = None
+
+    def problem(self, field: str, value: Any) -> str | None:
+        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if self.low is not None and value < self.low:
+            return f"{field} is {value!r}, below {self.low:g}"
+        if self.high is not None and value > self.high:
+            return f"{field} is {value!r}, above {self.high:g}"
+        return None
+
+
+# No number a stage measures comes near this (a petabyte, a trillion dollars, tokens or
+# seconds); beyond it a number is a mistake or an attack, and the sums and squares the
+# marts take of it overflow a double into infinite intervals.
+MAX_MAGNITUDE = 1e15
+COUNT = Bound(0, MAX_MAGNITUDE)  # tokens, costs, durations, sizes, counts: never negative
+PERCENT = Bound(0, 100)
+
+
 def _non_negative(field: str) -> Callable[[Any], str | None]:
     return lambda value: f"{field} is {value}" if value is not None and value < 0 else None
 
@@ -90,13 +119,14 @@ class AgentGenerationRecord(StageRecord):
     status: Annotated[str | None, VARCHAR] = None
     message: Annotated[str | None, VARCHAR] = None
     exit_code: Annotated[int | None, INTEGER] = None
-    input_tokens: Annotated[int | None, BIGINT] = None
-    output_tokens: Annotated[int | None, BIGINT] = None
-    cache_read_tokens: Annotated[int | None, BIGINT] = None
-    cache_creation_tokens: Annotated[int | None, BIGINT] = None
+    input_tokens: Annotated[int | None, BIGINT, COUNT] = None
+    output_tokens: Annotated[int | None, BIGINT, COUNT] = None
+    cache_read_tokens: Annotated[int | None, BIGINT, COUNT] = None
+    cache_creation_tokens: Annotated[int | None, BIGINT, COUNT] = None
     cost_usd: Annotated[
         float | None,
         DOUBLE,
+        COUNT,
         Check(
             "cost_non_negative",
             "Cost is unknown (NULL) or at least zero, never negative.",
@@ -104,14 +134,14 @@ class AgentGenerationRecord(StageRecord):
         ),
     ] = None
     cost_source: Annotated[str | None, VARCHAR] = None
-    turns: Annotated[int | None, INTEGER] = None
-    tool_calls: Annotated[int | None, INTEGER] = None
-    duration_s: Annotated[float | None, DOUBLE] = None
-    wall_s: Annotated[float | None, DOUBLE] = None
-    budget_usd: Annotated[float | None, DOUBLE] = None
+    turns: Annotated[int | None, INTEGER, COUNT] = None
+    tool_calls: Annotated[int | None, INTEGER, COUNT] = None
+    duration_s: Annotated[float | None, DOUBLE, COUNT] = None
+    wall_s: Annotated[float | None, DOUBLE, COUNT] = None
+    budget_usd: Annotated[float | None, DOUBLE, COUNT] = None
     budget_hit: Annotated[bool | None, BOOLEAN] = None
-    files: Annotated[int | None, INTEGER] = None
-    workspace_bytes: Annotated[int | None, BIGINT] = None
+    files: Annotated[int | None, INTEGER, COUNT] = None
+    workspace_bytes: Annotated[int | None, BIGINT, COUNT] = None
     started_at: Annotated[str | None, VARCHAR] = None
     finished_at: Annotated[str | None, VARCHAR] = None
     prompt_version: Annotated[str | None, VARCHAR] = None
@@ -126,10 +156,10 @@ class SandboxedBuildRecord(StageRecord):
     build_ok: Annotated[bool | None, BOOLEAN] = None
     kind: Annotated[str | None, VARCHAR] = None
     message: Annotated[str | None, VARCHAR] = None
-    duration_s: Annotated[float | None, DOUBLE] = None
+    duration_s: Annotated[float | None, DOUBLE, COUNT] = None
     served_dir: Annotated[str | None, VARCHAR] = None
     entry_point: Annotated[str | None, VARCHAR] = None
-    output_bytes: Annotated[int | None, BIGINT] = None
+    output_bytes: Annotated[int | None, BIGINT, COUNT] = None
     sandbox: Annotated[str | None, VARCHAR] = None
     log_path: Annotated[str | None, VARCHAR] = None
 
@@ -138,12 +168,12 @@ class BotEvaluationRecord(StageRecord):
     """The gameplay bot's sixteen verdicts and score (docs/bot.md)."""
 
     bot_version: Annotated[str | None, VARCHAR] = None
-    gameplay_score: Annotated[float | None, DOUBLE, _percent("gameplay_score")] = None
-    duration_s: Annotated[float | None, DOUBLE] = None
+    gameplay_score: Annotated[float | None, DOUBLE, PERCENT, _percent("gameplay_score")] = None
+    duration_s: Annotated[float | None, DOUBLE, COUNT] = None
     renderer: Annotated[str | None, VARCHAR] = None
-    passed: Annotated[int | None, INTEGER] = None
-    failed: Annotated[int | None, INTEGER] = None
-    inconclusive: Annotated[int | None, INTEGER] = None
+    passed: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS))] = None
+    failed: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS))] = None
+    inconclusive: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS))] = None
     tests: Annotated[
         dict[str, str] | None,
         TESTS_STRUCT,
@@ -158,25 +188,25 @@ class BotEvaluationRecord(StageRecord):
 class QualityMetricsRecord(StageRecord):
     """Code quality, the quality score and the transcript analysis (docs/quality.md)."""
 
-    quality_score: Annotated[float | None, DOUBLE, _percent("quality_score")] = None
-    eslint_errors: Annotated[int | None, INTEGER] = None
-    eslint_warnings: Annotated[int | None, INTEGER] = None
+    quality_score: Annotated[float | None, DOUBLE, PERCENT, _percent("quality_score")] = None
+    eslint_errors: Annotated[int | None, INTEGER, COUNT] = None
+    eslint_warnings: Annotated[int | None, INTEGER, COUNT] = None
     ts_compiles: Annotated[bool | None, BOOLEAN] = None
-    bundle_bytes: Annotated[int | None, BIGINT] = None
-    function_length_max: Annotated[int | None, INTEGER] = None
-    nesting_depth_max: Annotated[int | None, INTEGER] = None
+    bundle_bytes: Annotated[int | None, BIGINT, COUNT] = None
+    function_length_max: Annotated[int | None, INTEGER, COUNT] = None
+    nesting_depth_max: Annotated[int | None, INTEGER, COUNT] = None
     naming_consistency: Annotated[float | None, DOUBLE] = None
-    file_count: Annotated[int | None, INTEGER] = None
-    duplication_pct: Annotated[float | None, DOUBLE] = None
-    html_errors: Annotated[int | None, INTEGER] = None
-    magic_numbers: Annotated[int | None, INTEGER] = None
-    transcript_tool_calls: Annotated[int | None, INTEGER] = None
-    transcript_wasted_turns: Annotated[int | None, INTEGER] = None
+    file_count: Annotated[int | None, INTEGER, COUNT] = None
+    duplication_pct: Annotated[float | None, DOUBLE, PERCENT] = None
+    html_errors: Annotated[int | None, INTEGER, COUNT] = None
+    magic_numbers: Annotated[int | None, INTEGER, COUNT] = None
+    transcript_tool_calls: Annotated[int | None, INTEGER, COUNT] = None
+    transcript_wasted_turns: Annotated[int | None, INTEGER, COUNT] = None
     transcript_productivity_ratio: Annotated[float | None, DOUBLE] = None
     transcript_self_tested: Annotated[bool | None, BOOLEAN] = None
-    sonar_cognitive_complexity: Annotated[int | None, INTEGER] = None
-    sonar_bugs: Annotated[int | None, INTEGER] = None
-    sonar_code_smells: Annotated[int | None, INTEGER] = None
+    sonar_cognitive_complexity: Annotated[int | None, INTEGER, COUNT] = None
+    sonar_bugs: Annotated[int | None, INTEGER, COUNT] = None
+    sonar_code_smells: Annotated[int | None, INTEGER, COUNT] = None
     unavailable: Annotated[str | None, VARCHAR] = None
 
 
@@ -197,6 +227,26 @@ def _metadata(model: type[StageRecord], kind: type) -> list[tuple[str, Any]]:
         for item in info.metadata
         if isinstance(item, kind)
     ]
+
+
+def value_bounds(model: type[StageRecord]) -> dict[str, Bound]:
+    """Numeric column -> its bounds: the field's own `Bound`, else within ±MAX_MAGNITUDE."""
+    declared = dict(_metadata(model, Bound))
+    any_number = Bound(-MAX_MAGNITUDE, MAX_MAGNITUDE)
+    return {
+        name: declared.get(name, any_number)
+        for name, column in _metadata(model, Column)
+        if column.sql in ("DOUBLE", "BIGINT", "INTEGER")
+    }
+
+
+def bound_problem(bounds: dict[str, Bound], record: dict[str, Any]) -> str | None:
+    """The first number of `record` outside its column's bounds, said in one line."""
+    for name, bound in bounds.items():
+        problem = bound.problem(name, record.get(name))
+        if problem:
+            return f"{problem} (the bounds of the stage's own numbers)"
+    return None
 
 
 def source_schema(model: type[StageRecord]) -> dict[str, str]:

@@ -178,6 +178,10 @@ def start_up(instance: dg.DagsterInstance | None, progress: Callable[[str], None
     report = reap_once()
     if report.anything:
         progress(f"after an earlier crash: {report.summary()}")
+    from bench_pipeline.warehouse.writer import reap_building_leftovers
+
+    for path in reap_building_leftovers(settings.warehouse_path()):
+        progress(f"after an earlier crash: removed the unfinished warehouse copy {path}")
     if instance is not None:
         for line in fail_dead_runs(instance):
             progress(f"marked failed: {line}")

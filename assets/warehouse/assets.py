@@ -123,6 +123,8 @@ def warehouse(
         ) from None
     context.log.info(f"warehouse updated at {build.path} in {build.duration_s:.2f}s")
     _log_quarantined(context, build.quarantined)
+    for notice in build.notices:  # journal entries skipped, mirror parts repaired
+        context.log.warning(notice)
     path = dg.MetadataValue.path(str(build.path))
     if SOURCES.to_user_string() in selected:
         sources = [t for t in build.tables if t.kind == "source"]

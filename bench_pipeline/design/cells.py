@@ -9,13 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench_pipeline.design.axes import AXES, AxisValueError, DesignError
-from bench_pipeline.design.designs import design_configs
+from bench_pipeline.design.designs import MAX_CELLS_PER_DESIGN, design_configs
 from bench_pipeline.design.experiment import Experiment
 
 CELL_ID_PREFIX = "c"
 CELL_ID_HEX_CHARS = 12
 # Run seeds fit a signed 32-bit integer so every RNG and database column can take them.
 RUN_SEED_MASK = 0x7FFF_FFFF
+# Runs one experiment may list (cells x repeats): the warehouse is measured up to 100,000
+# runs (docs/warehouse.md), and beyond that a design is more likely a typo than a plan.
+MAX_RUNS = 100_000
 _CONFIG_PATH = "<config>"
 
 
@@ -152,7 +155,15 @@ def design_experiment(exp: Experiment) -> DesignResult:
     for index, spec in enumerate(exp.designs):
         spec_cells: set[str] = set()
         new_cells = 0
-        for raw_config in design_configs(spec, exp.axes, baseline):
+        raw_configs = design_configs(spec, exp.axes, baseline)
+        if len(raw_configs) > MAX_CELLS_PER_DESIGN:
+            raise DesignError(
+                str(exp.path),
+                f"designs[{index}]",
+                f"{spec.label} gives {len(raw_configs)} cells; at most {MAX_CELLS_PER_DESIGN} "
+                "per design",
+            )
+        for raw_config in raw_configs:
             config = canonical_config(raw_config)
             cell_id = cell_id_for(config)
             spec_cells.add(cell_id)
@@ -176,6 +187,13 @@ def design_experiment(exp: Experiment) -> DesignResult:
         Cell(cell_id=cell_id, config=config, designs=tuple(designs_of[cell_id]))
         for cell_id, config in configs.items()
     ]
+    if len(cells) * exp.repeats > MAX_RUNS:
+        raise DesignError(
+            str(exp.path),
+            "repeats",
+            f"{len(cells)} cells x {exp.repeats} repeats = {len(cells) * exp.repeats} runs; "
+            f"at most {MAX_RUNS} per experiment",
+        )
     runs = [
         Run(
             run_id=run_id_for(exp.name, cell.cell_id, repeat),

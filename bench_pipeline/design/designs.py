@@ -34,6 +34,10 @@ _ALLOWED_KEYS: dict[str, tuple[str, ...]] = {
 INTERACTION_MIN_AXES = 2
 INTERACTION_MAX_AXES = 4
 MIN_RESOLUTION = 3
+# Cells one design may give. Every cell is at least one agent run, so no real sweep comes
+# near; the bound stops an interaction over axes with hundreds of levels from listing
+# millions of configs (it is checked before the configs are made).
+MAX_CELLS_PER_DESIGN = 5000
 
 Grid = Mapping[str, AxisSpec]
 Config = dict[str, Any]
@@ -84,15 +88,37 @@ def parse_design(raw: Any, index: int, grid: Grid, path: str) -> DesignSpec:
 
     axes = _parse_axes_list(raw.get("axes"), design_type, grid, path, f"{where}.axes")
     if design_type == MAIN_EFFECTS:
-        return DesignSpec(type=design_type, axes=axes if axes is not None else tuple(grid))
+        spec = DesignSpec(type=design_type, axes=axes if axes is not None else tuple(grid))
+        return check_size(spec, grid, path, where)
     if design_type == INTERACTION:
-        return DesignSpec(type=design_type, axes=_check_interaction(axes, path, where))
+        spec = DesignSpec(type=design_type, axes=_check_interaction(axes, path, where))
+        return check_size(spec, grid, path, where)
 
     axes = _check_two_level(axes, design_type, grid, path, f"{where}.axes")
     if design_type == PLACKETT_BURMAN:
         return DesignSpec(type=design_type, axes=axes)
     resolution = _check_resolution(raw.get("resolution"), len(axes), path, where)
     return DesignSpec(type=design_type, axes=axes, resolution=resolution)
+
+
+def check_size(spec: DesignSpec, grid: Grid, path: str, where: str) -> DesignSpec:
+    """`spec`, or a DesignError when it would give more than MAX_CELLS_PER_DESIGN cells:
+    counted from the levels, before any config is made."""
+    if spec.type == MAIN_EFFECTS:
+        cells = 1 + sum(len(grid[name].other_levels) for name in spec.axes)
+    elif spec.type == INTERACTION:
+        cells = 1
+        for name in spec.axes:
+            cells *= len(grid[name].levels)
+    else:  # two-level designs: at most 2^16 rows over the 16 axes, counted once made
+        return spec
+    if cells > MAX_CELLS_PER_DESIGN:
+        raise DesignError(
+            path,
+            where,
+            f"{spec.label} gives {cells} cells; at most {MAX_CELLS_PER_DESIGN} per design",
+        )
+    return spec
 
 
 def _parse_axes_list(

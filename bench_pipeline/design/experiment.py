@@ -21,6 +21,9 @@ from bench_pipeline.design.designs import DesignSpec, parse_design
 from bench_pipeline.design.models import ModelRegistry, load_model_registry, load_yaml_mapping
 
 DEFAULT_REPEATS = 3
+# Far more than any sweep runs (each repeat is an agent run that costs money); a typo such
+# as `repeats: 1000000000` would otherwise list a billion runs in memory before anything says so.
+MAX_REPEATS = 1000
 DEFAULT_SEED = 0
 DEFAULT_MODELS_FILE = "models.yaml"
 TOP_LEVEL_KEYS: tuple[str, ...] = (
@@ -121,6 +124,8 @@ def _parse_repeats(raw: Any, path: str) -> int:
         raise DesignError(path, "repeats", f"must be an integer >= 1, got {describe_value(raw)}")
     if raw < 1:
         raise DesignError(path, "repeats", f"must be an integer >= 1, got {raw}")
+    if raw > MAX_REPEATS:
+        raise DesignError(path, "repeats", f"must be at most {MAX_REPEATS}, got {raw}")
     return raw
 
 

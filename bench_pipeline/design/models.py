@@ -85,6 +85,12 @@ def load_yaml_mapping(path: Path, display_path: str, what: str) -> dict[Any, Any
     except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
         # Explicit tags such as `!!int abc` fail inside the constructor without a position.
         raise DesignError(display_path, "<yaml>", f"invalid YAML: {exc}") from None
+    except RecursionError:
+        # PyYAML composes nested nodes recursively: a few thousand levels of `[[[…` or
+        # `a: {b: {…` exhaust Python's stack. No experiment or registry nests beyond a few.
+        raise DesignError(
+            display_path, "<yaml>", f"invalid YAML: nested too deeply ({what} file)"
+        ) from None
     if data is None:
         raise DesignError(display_path, "<root>", f"file is empty; expected a mapping ({what})")
     if not isinstance(data, dict):

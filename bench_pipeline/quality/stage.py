@@ -23,7 +23,7 @@ from bench_pipeline.quality.transcript import analyze_transcript, events_table
 from bench_pipeline.sandbox.base import Sandbox
 from bench_pipeline.warehouse.artifacts import (
     ArtifactStore,
-    atomic_write_json,
+    atomic_write_bytes,
     unrepresentable,
 )
 
@@ -66,13 +66,15 @@ def run_quality(
     analysis = analyze_transcript(transcript_file)
     # The normalized event table, one row per event: the warehouse's transcript_events.
     events = [{"run_id": run_id, **row} for row in events_table(transcript_file)]
-    atomic_write_json(work / EVENTS_FILE, events)
+    kept = write_events(work / EVENTS_FILE, events)
     store.note_change("transcript_events", run_id)
     record.update({f"transcript_{k}": v for k, v in analysis.to_record().items()})
     record.update(
         {f"sonar_{k}": v for k, v in sonar_metrics(source, run_id, sonar).to_record().items()}
     )
     record["experiment"] = generation.get("experiment")
+    record["transcript_events"] = len(events)
+    record["transcript_events_kept"] = kept
     # A tool that printed NaN or Infinity in its JSON (Python reads both) gives a number no
     # record can hold: that metric is null with the reason, the others are kept.
     unavailable = record.setdefault("unavailable", {})
@@ -88,6 +90,24 @@ def run_quality(
     }
     store.write_record(STAGE, run_id, flat)
     return {**flat, "run_id": run_id}
+
+
+# Events one run's table keeps: a session this long is read for its start and its end; the
+# middle is counted (`transcript_events` in the record) but not kept, so that the file
+# stays far inside what the warehouse loads (integrity.MAX_EVENTS_BYTES; an event is at most
+# a few kB: its texts are excerpts).
+MAX_EVENT_ROWS = 200_000
+
+
+def write_events(path: Path, events: list[dict[str, Any]]) -> int:
+    """Write the events as a JSON list, one event per line (the warehouse streams it, and
+    it is a third of the indented size); returns how many were kept (see MAX_EVENT_ROWS)."""
+    if len(events) > MAX_EVENT_ROWS:
+        half = MAX_EVENT_ROWS // 2
+        events = events[:half] + events[-half:]
+    lines = ",\n".join(json.dumps(e, sort_keys=True, default=str, allow_nan=False) for e in events)
+    atomic_write_bytes(path, ("[\n" + lines + "\n]\n").encode() if events else b"[]\n")
+    return len(events)
 
 
 def record_quality_failure(run_id: str, store: ArtifactStore, message: str) -> dict[str, Any]:

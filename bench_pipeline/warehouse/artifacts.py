@@ -29,6 +29,11 @@ from pathlib import Path
 from typing import Any
 
 JOURNAL = "journal"
+# The biggest record the warehouse loads (integrity.py); stages write a few kB.
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+# A record bigger than that keeps this much of each field it moves aside (write_record).
+OVERFLOW_FILE = "record_overflow.json"
+OVERFLOW_EXCERPT = 2000
 MARKER_SEP = "~"  # never in a run id (see _SAFE_NAME)
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 # The warehouse reads integers as BIGINT: a bigger one would silently become NULL there.
@@ -191,9 +196,39 @@ class ArtifactStore:
         if problem is not None:
             field, message = problem
             raise RecordError(f"run {run_id}: record {path}: {message}", field)
-        atomic_write_json(path, {**record, "run_id": run_id})
+        fitted = self._fit(stage, run_id, {**record, "run_id": run_id})
+        atomic_write_json(path, fitted)
         self.note_change(stage, run_id)
         return path
+
+    def _fit(self, stage: str, run_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        """`record`, or when it is bigger than the warehouse loads (MAX_RECORD_BYTES), the
+        record with its bulkiest fields moved to `runs/<run_id>/<stage>/record_overflow.json`:
+        each is replaced by the start of its text (or null) and `overflow_path` names the
+        file. Without this, such a record would be quarantined and its stage computed again
+        on every `bench run`, each time as big."""
+        size = len(json.dumps(record, indent=2, default=str))
+        if size <= MAX_RECORD_BYTES:
+            return record
+        fitted = dict(record)
+        moved: dict[str, Any] = {}
+        weights = sorted(
+            ((len(json.dumps(v, default=str)), k) for k, v in record.items() if k != "run_id"),
+            reverse=True,
+        )
+        for weight, key in weights:
+            if size <= MAX_RECORD_BYTES // 2:
+                break
+            value = record[key]
+            moved[key] = value
+            stub = value[:OVERFLOW_EXCERPT] + " …" if isinstance(value, str) else None
+            fitted[key] = stub
+            size -= weight - len(json.dumps(stub))
+        overflow = self.run_dir(run_id, stage) / OVERFLOW_FILE
+        atomic_write_json(overflow, moved)
+        fitted["overflow_path"] = str(overflow)
+        fitted["overflow_fields"] = ", ".join(sorted(moved))
+        return fitted
 
     def note_change(self, table: str, run_id: str) -> None:
         """Say that `run_id`'s file of `table` (a stage's record, or its transcript events)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import time
 from collections.abc import Collection, Iterable, Mapping
 from contextlib import contextmanager
@@ -95,6 +96,9 @@ class WarehouseBuild:
     # Records moved aside because they could not be loaded (integrity.py); their runs
     # load without them and the next `bench run` computes those stages again.
     quarantined: list[QuarantinedRecord] = field(default_factory=list)
+    # What the build skipped or repaired, one line each: journal entries no writer makes,
+    # mirror parts that could not be read, runs whose rows were missing (columnar.py).
+    notices: list[str] = field(default_factory=list)
     # The data tests run on the new copy before it was swapped in (see build_warehouse).
     test_results: list[DataTestResult] = field(default_factory=list)
     # Runs whose source rows changed (None: a full load) and the models updated for just them.
@@ -194,6 +198,7 @@ def _load_records(
     quarantined: list[QuarantinedRecord],
     full: bool,
     scan: bool = False,
+    notices: list[str] | None = None,
 ) -> tuple[list[str], set[str] | None]:
     """Compact what changed into the columnar mirror, then bring the raw_* tables of the
     per-run records up to date from its parts: only the newer parts' rows, unless `full`
@@ -202,7 +207,14 @@ def _load_records(
     Returns the tables loaded and the runs whose rows changed (None: any may have, as
     after a reload).
     """
-    columnar.compact(store, SOURCE_SCHEMAS, scan=scan, quarantined=quarantined)
+    columnar.compact(
+        store,
+        SOURCE_SCHEMAS,
+        scan=scan,
+        quarantined=quarantined,
+        check=full,
+        notices=notices,
+    )
     mirror = columnar.mirror_id(store.root)
     loaded = _loaded_parts(con)
     existing = _objects(con)
@@ -249,6 +261,7 @@ def _load_sources(
     quarantined: list[QuarantinedRecord] | None = None,
     full: bool = False,
     scan: bool = False,
+    notices: list[str] | None = None,
 ) -> SourceLoad:
     """Load the designs, reference tables and records; bad records are moved to the
     quarantine and appended to `quarantined`."""
@@ -274,7 +287,7 @@ def _load_sources(
     # The bot accuracy benchmark's published files (not per-run records): accuracy.py.
     load_bot_accuracy(con, store.root)
     names += [ACCURACY_TABLE, ACCURACY_GROUPS_TABLE]
-    records, changed = _load_records(con, store, quarantined, full, scan)
+    records, changed = _load_records(con, store, quarantined, full, scan, notices)
     names += records
     for table, columns in SOURCE_SCHEMAS.items():
         if table not in names:  # a stage no run has reached yet: an empty table
@@ -417,7 +430,9 @@ def build_warehouse(
         gate = [t for m in every if m.name in rebuilt for t in m.tests if t.blocking]
         to_run = list({(t.model, t.name): t for t in [*gate, *tests]}.values())
         if sources or "raw_design_runs" not in existing:  # a first build needs its sources
-            load = _load_sources(con, store, summary.quarantined, full=full, scan=scan)
+            load = _load_sources(
+                con, store, summary.quarantined, full=full, scan=scan, notices=summary.notices
+            )
             changed_runs = load.changed_runs
             for name in load.names:
                 rows = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
@@ -579,21 +594,55 @@ def connect_read_only(db_path: Path, *, sandboxed: bool = True) -> duckdb.DuckDB
     return _connect_read_only(db_path, SANDBOXED_READ_CONFIG if sandboxed else {})
 
 
+class QueryTimeout(TimeoutError):
+    """A query ran past its time limit and was interrupted (the message says so, one line)."""
+
+
 def query(
-    db_path: Path, sql: str, parameters: list[Any] | None = None
+    db_path: Path,
+    sql: str,
+    parameters: list[Any] | None = None,
+    *,
+    timeout_s: float | None = None,
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run read-only SQL on the warehouse; returns column names and rows.
 
     The connection can read the warehouse only: no file, network or extension access and
     no configuration change (SANDBOXED_READ_CONFIG), so untrusted SQL cannot touch the host.
+    `timeout_s` (None or 0: no limit) bounds the query and the fetching of its rows: DuckDB
+    has no statement timeout, so a timer thread interrupts the connection, and QueryTimeout
+    is raised.
     """
     if not sql.strip():
         raise ValueError('empty query: give the SQL to run, e.g. "select * from fct_runs"')
     if not db_path.is_file():
         raise FileNotFoundError(f"no warehouse at {db_path}: run `make run` (or `bench run`) first")
     with _connect_read_only(db_path) as con:
-        cur = con.execute(sql, parameters)
-        if cur is None:  # only comments, or only semicolons: nothing ran
-            raise ValueError("the query has no statement to run")
-        columns = [d[0] for d in cur.description] if cur.description else []
-        return columns, cur.fetchall()
+        fired = threading.Event()
+
+        def stop() -> None:
+            fired.set()
+            con.interrupt()
+
+        timer = threading.Timer(timeout_s, stop) if timeout_s else None
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        try:
+            cur = con.execute(sql, parameters)
+            if cur is None:  # only comments, or only semicolons: nothing ran
+                raise ValueError("the query has no statement to run")
+            columns = [d[0] for d in cur.description] if cur.description else []
+            return columns, cur.fetchall()
+        except duckdb.Error as error:
+            # An interrupt surfaces as InterruptException, or as another error raised from
+            # inside the interrupted operator: the timer having fired is what tells.
+            if fired.is_set():
+                raise QueryTimeout(
+                    f"the query ran longer than {timeout_s:g} s and was stopped (raise the "
+                    "limit with --timeout SECONDS, 0 for none)"
+                ) from None
+            raise error from None
+        finally:
+            if timer is not None:
+                timer.cancel()

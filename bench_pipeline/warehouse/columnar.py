@@ -32,7 +32,8 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,10 +44,13 @@ from filelock import FileLock
 from bench_pipeline import stages
 from bench_pipeline.warehouse.artifacts import JOURNAL, MARKER_SEP, ArtifactStore
 from bench_pipeline.warehouse.integrity import (
+    QUARANTINE,
     BadRecord,
     QuarantinedRecord,
+    iter_checked_array,
     quarantine,
     read_checked,
+    stage_bounds,
     type_problem,
 )
 
@@ -62,6 +66,11 @@ META_COLUMNS = ("_seq", "_deleted", "_mtime_ns", "_size")
 # and the big old part is not rewritten for every chunk.
 MAX_SMALL_PARTS = 16
 PART_NAME = re.compile(r"^part-(\d{12})-(\d{12})\.parquet$")
+# What a stage or table may be called (it becomes raw_<name> in SQL), and a run id
+# (artifacts._SAFE_NAME): a journal or records folder holding anything else was not
+# written by the pipeline.
+TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+_SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
 @dataclass(frozen=True)
@@ -139,14 +148,25 @@ def current_rows_sql(items: Iterable[Part], after_seq: int = 0, columns: str = "
     )
 
 
-def _journal(root: Path, table: str) -> dict[str, list[Path]]:
-    """run_id -> its markers, for the runs noted in `table`'s journal."""
+def _journal(root: Path, table: str, notices: list[str] | None = None) -> dict[str, list[Path]]:
+    """run_id -> its markers, for the runs noted in `table`'s journal. An entry no writer
+    makes (a folder, a name that is no run id) is skipped and named in `notices`: the
+    writers only ever touch empty files named `<run_id>~<token>` (ArtifactStore.note_change)."""
     folder = root / JOURNAL / table
+    notices = [] if notices is None else notices
     noted: dict[str, list[Path]] = {}
     if folder.is_dir():
         for entry in os.scandir(folder):
             run_id, sep, _ = entry.name.rpartition(MARKER_SEP)
-            if sep:
+            if not sep:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                notices.append(f"skipped the journal entry {entry.path}: a folder, not a note")
+            elif not _SAFE_RUN_ID.match(run_id) or ".." in run_id:
+                notices.append(
+                    f"skipped the journal entry {entry.path}: {run_id!r} is not a run id"
+                )
+            else:
                 noted.setdefault(run_id, []).append(Path(entry.path))
     return noted
 
@@ -155,9 +175,10 @@ def _known(con: duckdb.DuckDBPyConnection, items: list[Part]) -> dict[str, tuple
     """run_id -> (mtime_ns, size) of the file behind its current rows (-1, -1: deleted)."""
     if not items:
         return {}
+    # A tombstone of a deleted file holds -1, -1; one of an empty events file holds that
+    # file's time and size (it is accounted for, see `_unaccounted`).
     rows = con.execute(
-        "SELECT run_id, any_value(CASE WHEN _deleted THEN -1 ELSE _mtime_ns END), "
-        "any_value(CASE WHEN _deleted THEN -1 ELSE _size END) "
+        "SELECT run_id, any_value(_mtime_ns), any_value(_size) "
         f"FROM ({current_rows_sql(items, columns='run_id, _seq, _deleted, _mtime_ns, _size')}) "
         "GROUP BY run_id"
     ).fetchall()
@@ -166,6 +187,13 @@ def _known(con: duckdb.DuckDBPyConnection, items: list[Part]) -> dict[str, tuple
 
 def _scan(files: Mapping[str, Path], known: Mapping[str, tuple[int, int]]) -> set[str]:
     """Runs whose file differs from what the mirror holds: new, changed or deleted."""
+    changed = _differing(files, known)
+    changed |= {r for r, (mtime, _) in known.items() if mtime != -1 and r not in files}
+    return changed
+
+
+def _differing(files: Mapping[str, Path], known: Mapping[str, tuple[int, int]]) -> set[str]:
+    """Runs with a file whose time or size is not what the mirror holds (new or changed)."""
     changed = set()
     for run_id, path in files.items():
         try:
@@ -174,7 +202,6 @@ def _scan(files: Mapping[str, Path], known: Mapping[str, tuple[int, int]]) -> se
             continue  # gone since the listing: a later scan sees it
         if known.get(run_id) != (info.st_mtime_ns, info.st_size):
             changed.add(run_id)
-    changed |= {r for r, (mtime, _) in known.items() if mtime != -1 and r not in files}
     return changed
 
 
@@ -293,14 +320,15 @@ def with_scratch(prefix: str = "bench-columnar-") -> tempfile.TemporaryDirectory
 
 
 def _files(store: ArtifactStore, table: str) -> dict[str, Path]:
-    """run_id -> the file behind its rows, for every such file in the store."""
+    """run_id -> the file behind its rows, for every such file in the store (a name that is
+    no run id is not one of the pipeline's files)."""
     if table == EVENTS:
         runs = store.root / "runs"
         found = {}
         if runs.is_dir():
             for entry in os.scandir(runs):
                 path = Path(entry.path) / EVENTS_STAGE / EVENTS_FILE
-                if os.path.lexists(path):
+                if _SAFE_RUN_ID.match(entry.name) and os.path.lexists(path):
                     found[entry.name] = path
         return found
     folder = store.root / "records" / table
@@ -309,8 +337,105 @@ def _files(store: ArtifactStore, table: str) -> dict[str, Path]:
     return {
         e.name[: -len(".json")]: Path(e.path)
         for e in os.scandir(folder)
-        if e.name.endswith(".json") and not e.name.startswith(".")
+        if e.name.endswith(".json")
+        and not e.name.startswith(".")
+        and _SAFE_RUN_ID.match(e.name[: -len(".json")])
+        and ".." not in e.name
     }
+
+
+def _file_ids(store: ArtifactStore, table: str) -> set[str]:
+    """The run ids of `_files(store, table)`, without a Path per file (100,000 Paths cost
+    about 3 s; the names alone a tenth of that)."""
+    if table == EVENTS:
+        runs = store.root / "runs"
+        tail = f"/{EVENTS_STAGE}/{EVENTS_FILE}"
+        with os.scandir(runs) if runs.is_dir() else _nothing() as entries:
+            return {
+                e.name
+                for e in entries
+                if _SAFE_RUN_ID.match(e.name) and os.path.lexists(e.path + tail)
+            }
+    folder = store.root / "records" / table
+    if not folder.is_dir():
+        return set()
+    with os.scandir(folder) as entries:
+        names = [e.name[:-5] for e in entries if e.name.endswith(".json")]
+    return {n for n in names if not n.startswith(".") and ".." not in n and _SAFE_RUN_ID.match(n)}
+
+
+@contextmanager
+def _nothing() -> Iterator[list[os.DirEntry[str]]]:
+    yield []
+
+
+def _unreadable_parts(
+    con: duckdb.DuckDBPyConnection, store: ArtifactStore, table: str, notices: list[str]
+) -> None:
+    """Move aside each part of `table` DuckDB cannot open (cut short, overwritten, not
+    Parquet), naming it: its runs are then read again from their JSON (`_unaccounted`)."""
+    for part in parts(store.root, table):
+        try:
+            con.execute(f"SELECT count(*) FROM read_parquet({part_glob_sql([part])})").fetchone()
+        except duckdb.Error as error:
+            why = str(error).splitlines()[0][:200]
+            moved = _set_aside(store, table, part.path, why)
+            notices.append(
+                f"the mirror's part {part.path} cannot be read ({why}); moved to {moved}, "
+                f"its runs are read again from their JSON records"
+            )
+
+
+def _set_aside(store: ArtifactStore, table: str, path: Path, why: str) -> Path:
+    folder = store.root / QUARANTINE / MIRROR / table
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"
+    os.replace(path, target)
+    reason = {"path": str(path), "reason": why, "moved_to": str(target)}
+    target.with_name(target.name + ".reason.json").write_text(json.dumps(reason) + "\n")
+    return target
+
+
+def _unaccounted(
+    con: duckdb.DuckDBPyConnection,
+    items: list[Part],
+    files: set[str],
+    noted: set[str],
+    table: str,
+    notices: list[str],
+) -> set[str]:
+    """Runs whose rows the mirror lacks or holds wrongly, counted against the files: a run
+    with a file but no current rows (a part lost or set aside), or with rows but no file.
+    Each kind is named with its count. The first are returned, to be compacted again. The
+    second keep their rows: a builder of a shared bucket holds every run's parts but only
+    its own runs' JSON files (deploy/), so a missing file proves nothing here; a deletion
+    in this store leaves a journal note, and `--scan` drops rows of files gone without."""
+    have: dict[str, tuple[bool, int]] = {}
+    if items:
+        # Each run's newest row decides (arg_max over _seq: no window over every row). An
+        # events run's rows share one _seq, and their flags, so any of them will do.
+        rows = con.execute(
+            "SELECT run_id, NOT arg_max(_deleted, _seq), arg_max(_size, _seq) "
+            f"FROM read_parquet({part_glob_sql(items)}, union_by_name = true) GROUP BY run_id"
+        ).fetchall()
+        have = {run_id: (live, size) for run_id, live, size in rows}
+    missing = {
+        r for r in files if r not in noted and not (r in have and (have[r][0] or have[r][1] >= 0))
+    }
+    extra = {r for r, (live, _) in have.items() if live and r not in files and r not in noted}
+    where = f"{MIRROR}/{table}"
+    if missing:
+        notices.append(
+            f"{where}: {len(missing)} of {len(files)} runs with a file in the store had no rows "
+            f"in the mirror (e.g. {min(missing)}): read again from their files"
+        )
+    if extra:
+        notices.append(
+            f"{where}: {len(extra)} runs have rows but no file in this store (e.g. "
+            f"{min(extra)}): kept (`bench warehouse rebuild --scan` drops the rows of "
+            "deleted files)"
+        )
+    return missing
 
 
 def source_path(store: ArtifactStore, table: str, run_id: str) -> Path:
@@ -342,25 +467,35 @@ def _read_rows(
     seq: int,
     quarantined: list[QuarantinedRecord],
     send_back: dict[str, set[str]],
-) -> list[dict[str, Any]]:
+    scratch: Path,
+) -> Iterator[dict[str, Any]]:
     """The run's rows of `table` as its file holds them now; a tombstone when the file is
-    gone, empty (events) or bad (then it is quarantined, with what depends on it)."""
+    gone, empty (events) or bad (then it is quarantined, with what depends on it).
+
+    Events are streamed (a long session's file is far bigger than a record): each checked
+    event goes to a scratch file first, so that a bad one further on loads none of them."""
     path = source_path(store, table, run_id)
     try:
         info = path.lstat()
     except OSError:
-        return [_tombstone(run_id, seq)]
+        yield _tombstone(run_id, seq)
+        return
     meta = {"_seq": seq, "_deleted": False, "_mtime_ns": info.st_mtime_ns, "_size": info.st_size}
+    staged = scratch / f"events-{run_id}.ndjson"
+    count = 0
     try:
         if table != EVENTS:
-            data = read_checked(path, columns, run_id=run_id)
-            return [{**data, "filename": str(path), **meta}]
-        events = read_checked(path)
-        if not isinstance(events, list):
-            raise BadRecord(f"is a JSON {type(events).__name__}, not a list of events")
-        for event in events:  # each event row is checked like a record, its run_id included
-            _check_event(event, columns, run_id)
+            data = read_checked(path, columns, run_id=run_id, bounds=stage_bounds(table))
+            yield {**data, "filename": str(path), **meta}
+            return
+        with staged.open("w") as out:
+            for event in iter_checked_array(path):
+                # each event row is checked like a record, its run_id included
+                _check_event(event, columns, run_id)
+                out.write(json.dumps(event, separators=(",", ":")) + "\n")
+                count += 1
     except BadRecord as bad:
+        staged.unlink(missing_ok=True)
         stage = EVENTS_STAGE if table == EVENTS else table
         quarantined.append(quarantine(store, stage, run_id, path, str(bad)))
         if table == EVENTS:
@@ -370,13 +505,41 @@ def _read_rows(
                 why = f"its {EVENTS_FILE} was quarantined ({bad})"
                 quarantined.append(quarantine(store, EVENTS_STAGE, run_id, record, why))
                 send_back.setdefault(EVENTS_STAGE, set()).add(run_id)
-        return [_tombstone(run_id, seq)]
-    return [{**event, **meta} for event in events] or [_tombstone(run_id, seq)]
+        yield _tombstone(run_id, seq)
+        return
+    if not count:  # no events: no rows, but the file is accounted for (time and size kept)
+        staged.unlink(missing_ok=True)
+        yield {**_tombstone(run_id, seq), "_mtime_ns": info.st_mtime_ns, "_size": info.st_size}
+        return
+    try:
+        with staged.open() as rows:
+            for line in rows:
+                yield {**json.loads(line), **meta}
+    finally:
+        staged.unlink(missing_ok=True)
 
 
-def _noted_tables(root: Path) -> set[str]:
+def _noted_tables(root: Path, notices: list[str]) -> set[str]:
     folder = root / JOURNAL
-    return {p.name for p in folder.iterdir() if p.is_dir()} if folder.is_dir() else set()
+    found = set()
+    for entry in os.scandir(folder) if folder.is_dir() else ():
+        if entry.is_dir(follow_symlinks=False):
+            found.add(entry.name)
+        else:  # a file or a link where a table's folder of notes belongs
+            notices.append(f"skipped the journal entry {entry.path}: not a folder of notes")
+    return found
+
+
+def _safe_tables(names: Iterable[str], root: Path, notices: list[str]) -> set[str]:
+    """The names that can be a table (they become raw_<name> in SQL and folder names); the
+    others are named in `notices` and left alone."""
+    safe = set()
+    for name in names:
+        if TABLE_NAME.match(name):
+            safe.add(name)
+        else:
+            notices.append(f"skipped {name!r} under {root}: not a table name (a-z, 0-9, _)")
+    return safe
 
 
 def compact(
@@ -386,6 +549,8 @@ def compact(
     scan: bool = False,
     merge_all: bool = False,
     quarantined: list[QuarantinedRecord] | None = None,
+    check: bool = False,
+    notices: list[str] | None = None,
 ) -> Compaction:
     """Bring the mirror up to date with the JSON files; returns what changed.
 
@@ -395,33 +560,57 @@ def compact(
     `schemas` maps a warehouse table (raw_<table>) to the column types the models rely on.
     `merge_all` leaves one part per table. Bad files are quarantined and listed in
     `quarantined`.
+
+    `check` (a full rebuild) counts every table's runs against its files: a part DuckDB
+    cannot read is moved aside, and a run with a file but no rows, or rows but no file, is
+    compacted again, each named in `notices` (`_unaccounted`): a lost part never loses
+    rows silently. Journal entries no writer makes are skipped and named there too.
     """
     started = time.monotonic()
     quarantined = [] if quarantined is None else quarantined
+    notices = [] if notices is None else notices
     result = Compaction(scanned=scan)
     root = store.root
-    names = set(store.stages()) | set(tables(root)) | _noted_tables(root)
+    found = set(store.stages()) | set(tables(root)) | _noted_tables(root, notices)
+    names = _safe_tables(found, root, notices)
     names.discard(EVENTS)
     # The events first: a bad events file sends its run's quality record back too.
     ordered = [EVENTS, *sorted(names)]
     send_back: dict[str, set[str]] = {}
+    mirrored = (root / MIRROR / "_id").is_file()  # an earlier build made the mirror
     with locked(root), duckdb.connect() as con, with_scratch() as scratch:
         con.execute("SET preserve_insertion_order = false")
         writer = PartWriter(con, Path(scratch))
         seq = _next_seq(root)
         for table in ordered:
             columns = dict(schemas.get(f"raw_{table}", {}))
+            if check:
+                _unreadable_parts(con, store, table, notices)
             existing = parts(root, table)
-            noted = _journal(root, table)
+            noted = _journal(root, table, notices)
             todo = set(noted) | send_back.get(table, set())
             if scan or not existing:
                 todo |= _scan(_files(store, table), _known(con, existing))
+            elif check and mirrored:
+                missing = _unaccounted(con, existing, _file_ids(store, table), todo, table, notices)
+                if missing:
+                    # A lost part may also have held the newest rows of runs an older part
+                    # still has: those differ from their files' time or size. (Never the
+                    # deletions `_scan` adds: see `_unaccounted`.)
+                    todo |= missing | _differing(_files(store, table), _known(con, existing))
+            if check and mirrored and not existing and (root / MIRROR / table).is_dir():
+                # Every part of a table that had parts is gone: all its runs are read again.
+                count = len(_file_ids(store, table))
+                notices.append(
+                    f"{MIRROR}/{table}: every part is gone; {count} runs with a file in the "
+                    "store are read again from their files"
+                )
             if todo:
                 rows = (
                     row
                     for run_id in sorted(todo)
                     for row in _read_rows(
-                        store, table, run_id, columns, seq, quarantined, send_back
+                        store, table, run_id, columns, seq, quarantined, send_back, Path(scratch)
                     )
                 )
                 part = writer.write(root / MIRROR / table, seq, rows, _part_schema(columns))

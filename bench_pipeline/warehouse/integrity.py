@@ -15,22 +15,26 @@ for that run (`pending_repairs`). The other runs load as usual.
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import math
 import os
+import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_json
+from bench_pipeline.records import RECORDS, Bound, bound_problem, value_bounds
+from bench_pipeline.warehouse.artifacts import MAX_RECORD_BYTES, ArtifactStore, atomic_write_json
 
 QUARANTINE = "quarantine"
 EVENTS_FILE = "transcript_events.json"  # the quality stage's events: a table of their own
-# Far larger than any stage writes (a few kB); a bigger file is not a record.
-MAX_RECORD_BYTES = 16 * 1024 * 1024
+# Far larger than any stage writes (a few kB); a bigger file is not a record (the store's
+# write_record moves a bigger record's bulky fields to a file of their own).
 # The warehouse infers an integer column's width from the data, so INTEGER takes what
 # BIGINT takes: only what no 64-bit column can hold is refused.
 _INT_BOUNDS = {"INTEGER": 2**63, "BIGINT": 2**63}
@@ -98,8 +102,18 @@ def type_problem(value: Any, sql_type: str) -> str | None:
     return None
 
 
+@functools.cache
+def stage_bounds(stage: str) -> dict[str, Bound]:
+    """The bounds of a stage's numbers (bench_pipeline/records.py); none for other tables."""
+    model = RECORDS.get(stage)
+    return value_bounds(model) if model is not None else {}
+
+
 def read_checked(
-    path: Path, columns: Mapping[str, str] | None = None, run_id: str | None = None
+    path: Path,
+    columns: Mapping[str, str] | None = None,
+    run_id: str | None = None,
+    bounds: Mapping[str, Bound] | None = None,
 ) -> Any:
     """The parsed record at `path`, or BadRecord saying why it cannot be loaded.
 
@@ -145,7 +159,110 @@ def read_checked(
         problem = type_problem(value, sql_type)
         if problem:
             raise BadRecord(f"column {column} ({sql_type}) is {problem}: {data[column]!r:.80}")
+    if bounds:
+        problem = bound_problem(dict(bounds), data)
+        if problem:
+            raise BadRecord(f"column {problem}")
     return data
+
+
+# A run's transcript events are read as a stream (`iter_checked_array`), one event at a
+# time: the file may be far bigger than a record (a long agent session gives hundreds of
+# thousands of events) and only each event is bounded like a record. The quality stage
+# writes at most MAX_EVENT_ROWS events (quality/stage.py), well inside this.
+MAX_EVENTS_BYTES = 1024 * 1024 * 1024
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_CHUNK_CHARS = 1 << 20
+
+
+def iter_checked_array(path: Path, max_bytes: int = MAX_EVENTS_BYTES) -> Iterator[Any]:
+    """The items of the JSON array in `path`, parsed one at a time (memory: one item and a
+    chunk), checked as `read_checked` checks a record: never through a symlink, nothing but
+    a regular file, no NaN or Infinity, valid UTF-8. Raises BadRecord saying why, possibly
+    after some items were yielded (callers that must not load half a file read it twice)."""
+    info = _regular_file_info(path)
+    if info.st_size > max_bytes:
+        raise BadRecord(f"is {info.st_size} bytes, more than {max_bytes} can be loaded")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        raise BadRecord(f"cannot read: {err.strerror}") from None
+    with os.fdopen(fd, "rb") as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
+        try:
+            yield from _array_items(text)
+        except UnicodeDecodeError:
+            raise BadRecord("is not UTF-8 text") from None
+        except RecursionError:
+            raise BadRecord("bad JSON: nested too deeply") from None
+
+
+def _array_items(text: io.TextIOBase) -> Iterator[Any]:
+    buf, pos, eof = "", 0, False
+
+    def more() -> bool:
+        nonlocal buf, pos, eof
+        chunk = text.read(_CHUNK_CHARS)
+        buf, pos, eof = buf[pos:] + chunk, 0, not chunk
+        return bool(chunk)
+
+    def next_char() -> str:
+        nonlocal pos
+        while True:
+            pos = _WHITESPACE.match(buf, pos).end()  # type: ignore[union-attr]
+            if pos < len(buf):
+                return buf[pos]
+            if not more():
+                return ""
+
+    if next_char() != "[":
+        raise BadRecord("bad JSON: not a list (no '[' first)")
+    pos += 1
+    first = True
+    while True:
+        char = next_char()
+        if char == "]" and first:
+            break
+        if not first:
+            if char == "]":
+                break
+            if not char:
+                raise BadRecord("bad JSON: the list is cut short")
+            if char != ",":
+                raise BadRecord("bad JSON: expected ',' or ']' between items")
+            pos += 1
+            char = next_char()
+        if not char:
+            raise BadRecord("bad JSON: the list is cut short")
+        while True:
+            try:
+                item, end = _DECODER.raw_decode(buf, pos)
+            except json.JSONDecodeError as err:
+                if len(buf) - pos > MAX_RECORD_BYTES:
+                    raise BadRecord(f"an item is larger than {MAX_RECORD_BYTES} bytes") from None
+                if more():
+                    continue
+                raise BadRecord(f"bad JSON: {err.msg}") from None
+            if end == len(buf) and not eof and more():
+                continue  # a number may go on in the next chunk: parse it whole
+            break
+        pos = end
+        first = False
+        yield item
+    pos += 1
+    if next_char():
+        raise BadRecord("bad JSON: extra data after the list")
+
+
+def _regular_file_info(path: Path) -> os.stat_result:
+    try:
+        info = path.lstat()
+    except OSError as err:
+        raise BadRecord(f"cannot stat: {err.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise BadRecord(f"is a symlink (to {os.readlink(path)}), not a regular file")
+    if not stat.S_ISREG(info.st_mode):
+        raise BadRecord("is not a regular file")
+    return info
 
 
 def quarantine(
@@ -210,7 +327,7 @@ def scan_records(
             if not os.path.lexists(path):
                 continue
             try:
-                read_checked(path, columns or {}, run_id)
+                read_checked(path, columns or {}, run_id, stage_bounds(stage))
             except BadRecord as bad:
                 moved.append(quarantine(store, stage, run_id, path, str(bad)))
     return moved

@@ -11,6 +11,7 @@ was.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -25,6 +26,45 @@ def lock_for(db_path: Path) -> FileLock:
     return FileLock(str(db_path) + ".lock")
 
 
+_BUILDING = re.compile(r"^\.(?P<name>.+)\.building-(?P<pid>\d+)(?:\.wal)?$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def reap_building_leftovers(db_path: Path) -> list[Path]:
+    """Remove the copies (`.NAME.building-PID` and its `.wal`) that a writer killed with
+    SIGKILL left beside the warehouse, each as big as the warehouse; only those whose PID
+    is dead (a live one may be building right now). Returns what was removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(db_path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _BUILDING.match(entry.name)
+        if match is None or match["name"] != db_path.name:
+            continue
+        pid = int(match["pid"])
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        if not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+            continue  # a folder of that name is nobody's copy: left alone
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(Path(entry.path))
+    return removed
+
+
 @contextmanager
 def updating(db_path: Path, *, fresh: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to a private copy of the warehouse that replaces it on success.
@@ -33,6 +73,7 @@ def updating(db_path: Path, *, fresh: bool = False) -> Iterator[duckdb.DuckDBPyC
     """
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with lock_for(db_path):
+        reap_building_leftovers(db_path)
         tmp = db_path.with_name(f".{db_path.name}.building-{os.getpid()}")
         wal = tmp.with_name(tmp.name + ".wal")
         for leftover in (tmp, wal):
