@@ -143,6 +143,53 @@ def pools(
         out.print("change one with BENCH_POOL_<NAME>=N, or in the UI: Deployment → Concurrency")
     else:
         out.print(f"limits of {file}; change one there and run this again")
+    # What the pools would be asked to run next without anyone launching it.
+    for line in _automation_lines():
+        out.print(f"automation: {line}", highlight=False, markup=False)
+
+
+def _automation_outlook() -> dict[str, Any]:
+    import dagster as dg
+
+    from assets.sweeps.outlook import automation_outlook
+    from bench_pipeline.definitions import defs
+
+    with dg.DagsterInstance.get() as instance:
+        return automation_outlook(instance, defs)
+
+
+def _automation_lines() -> list[str]:
+    from assets.sweeps.outlook import outlook_lines
+
+    return outlook_lines(_automation_outlook())
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """What the automation would launch next without anyone asking, and what it would cost
+    at the registry's prices: the nightly new-model schedule and the automation sensor."""
+    _ensure_dagster_home()
+    outlook = _automation_outlook()
+    if as_json:
+        sys.stdout.write(json.dumps(outlook, default=_json_default) + "\n")
+        return
+    out.print(f"DAGSTER_HOME={settings.dagster_home()}", highlight=False, markup=False)
+    from assets.sweeps.outlook import outlook_lines
+
+    for line in outlook_lines(outlook):
+        out.print(line, highlight=False, markup=False)
+    estimate = outlook["schedule"]["estimate"]
+    if estimate:
+        for model in estimate["by_model"]:
+            out.print(
+                f"  {model['model']} ({model['agent']}): {model['runs']} runs x "
+                f"${model['usd_per_run']:.2f} = ${model['usd']:.2f} (caps ${model['cap_usd']:.2f}; "
+                f"tokens: {model['basis']})",
+                highlight=False,
+                markup=False,
+            )
 
 
 @app.command()

@@ -164,3 +164,24 @@ def test_rejudge_names_a_file_that_is_no_log_and_judges_the_rest(tmp_path: Path)
     )
     missing = bench("rejudge", str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+
+
+@pytest.mark.slow
+def test_status_on_a_fresh_instance_launches_nothing_and_prices_the_standard_sweep(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "dagster_home"
+    env = {"DAGSTER_HOME": str(home), "BENCH_DATA_DIR": str(tmp_path / "data")}
+    result = bench("status", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    outlook = json.loads(result.stdout)
+    schedule, sensor = outlook["schedule"], outlook["automation_sensor"]
+    assert schedule["name"] == "new_model_backfill_schedule"
+    assert schedule["would_launch_runs"] == 0
+    assert "nobody has swept standard" in schedule["next_tick"]
+    assert schedule["estimate"]["runs"] == 18 and schedule["estimate"]["usd"] > 0
+    assert sensor["runs_agents"] is False and "bot_evaluation" in sensor["may_recompute"]
+    text = bench("status", env=env)
+    assert text.returncode == 0 and "launches nothing" in text.stdout
+    pools = bench("pools", env=env)
+    assert "automation: new_model_backfill_schedule" in pools.stdout

@@ -1,6 +1,7 @@
 """Stage 1: the experiment design and the per-run specs every later stage reads."""
 
 import time
+from dataclasses import replace
 
 import dagster as dg
 from pydantic import Field
@@ -14,7 +15,13 @@ from assets.sweeps.launch import (
     register_runs,
 )
 from bench_pipeline import settings
-from bench_pipeline.design import DesignError, design_experiment, find_experiment, load_experiment
+from bench_pipeline.design import (
+    DesignError,
+    DesignResult,
+    design_experiment,
+    find_experiment,
+    load_experiment,
+)
 from bench_pipeline.orchestration import pending_runs
 from bench_pipeline.run_spec import RUN_SPEC_STAGE, build_run_spec
 from resources import ArtifactStoreResource
@@ -34,6 +41,12 @@ class ExperimentDesignConfig(dg.Config):
         default=False,
         description="Also launch, as one backfill, every run of the experiment that has not "
         "been through all stages yet (agent runs that exist are reused, never repeated).",
+    )
+    only_models: list[str] = Field(
+        default_factory=list,
+        description="Launch only the runs of these models (empty: every model). The nightly "
+        "schedule sets it to the models new to the registry, so it never launches the runs "
+        "of models a person has not asked for.",
     )
 
 
@@ -78,7 +91,14 @@ def experiment_design(
     )
     launched = {}
     if config.launch:
-        launched = _launch(context, design)
+        unknown = sorted(set(config.only_models) - used)
+        if unknown:
+            raise dg.Failure(
+                description=f"only_models: {', '.join(unknown)} not in {experiment.name}'s "
+                f"models ({', '.join(sorted(used))})",
+                allow_retries=False,
+            )
+        launched = _launch(context, _only_models(design, config.only_models))
     preview = [
         {"cell_id": c.cell_id, "designs": ",".join(c.designs), **c.config} for c in design.cells
     ]
@@ -98,6 +118,15 @@ def experiment_design(
             **launched,
         }
     )
+
+
+def _only_models(design: DesignResult, models: list[str]) -> DesignResult:
+    """The design restricted to the cells (and runs) of `models`; all of it when empty."""
+    if not models:
+        return design
+    cells = [c for c in design.cells if c.config["model"] in models]
+    kept = {c.cell_id for c in cells}
+    return replace(design, cells=cells, runs=[r for r in design.runs if r.cell_id in kept])
 
 
 def _launch(context: dg.AssetExecutionContext, design) -> dict:
