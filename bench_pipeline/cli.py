@@ -1018,6 +1018,12 @@ def warehouse_rebuild(
         raise _fail(str(error), EXIT_BAD_INPUT) from None
     for entry in build.quarantined:
         err.print(f"[yellow]quarantined[/] {escape(entry.describe())}")
+    if build.undocumented:
+        shown = ", ".join(build.undocumented[:8]) + (" …" * (len(build.undocumented) > 8))
+        err.print(
+            f"[yellow]warning[/] {len(build.undocumented)} column(s) have no comment (add a "
+            f"`-- column:` line to the model's header): {escape(shown)}"
+        )
     counts = {t.name: t.rows for t in build.tables}
     out.print(
         f"warehouse {path} rebuilt in {time.monotonic() - started:.1f} s: "

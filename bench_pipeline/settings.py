@@ -34,7 +34,8 @@ def experiments_dir() -> Path:
 
 
 def sql_models_dir() -> Path:
-    return project_root() / "dbt_like_sql"
+    """The SQL models: BENCH_SQL_MODELS_DIR (a fork's or a test's copy), else dbt_like_sql/."""
+    return Path(os.environ.get("BENCH_SQL_MODELS_DIR") or project_root() / "dbt_like_sql")
 
 
 def dagster_home() -> Path:

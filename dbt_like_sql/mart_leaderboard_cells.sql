@@ -12,6 +12,37 @@
 -- test: accepted_range(quality_score_ci_high, 0, 100)
 -- test: non_negative(cost_usd_ci_low)
 -- test: non_negative(cost_usd_mean)
+-- column: experiment: experiment name (the YAML file's `name`)
+-- column: cell_id: `c` + 12 hex digits of sha256 of the canonical config
+-- column: label: the axes that differ from the catalogue defaults, in catalogue order (`model=claude-opus-4-6, effort=high`), or `all defaults`
+-- columns: axes
+-- column: in_current_design: the run is in its experiment's current design
+-- column: n_runs: designed runs of the group (pending ones included)
+-- column: n_scored: of those, runs with a `score`
+-- column: score_mean: mean of the headline score (0–100) over the runs where it is not NULL
+-- column: score_sd: sample standard deviation of the headline score (0–100) (NULL below two values)
+-- column: score_ci_low: lower end of the 95 % interval of the mean of the headline score (0–100) (ci_method; NULL below two values)
+-- column: score_ci_high: upper end of the 95 % interval of the mean of the headline score (0–100) (ci_method; NULL below two values)
+-- column: gameplay_score_mean: mean of the gameplay score (0–100) over the runs where it is not NULL
+-- column: gameplay_score_sd: sample standard deviation of the gameplay score (0–100) (NULL below two values)
+-- column: gameplay_score_ci_low: lower end of the 95 % interval of the mean of the gameplay score (0–100) (ci_method; NULL below two values)
+-- column: gameplay_score_ci_high: upper end of the 95 % interval of the mean of the gameplay score (0–100) (ci_method; NULL below two values)
+-- column: quality_score_mean: mean of the quality score (0–100) over the runs where it is not NULL
+-- column: quality_score_sd: sample standard deviation of the quality score (0–100) (NULL below two values)
+-- column: quality_score_ci_low: lower end of the 95 % interval of the mean of the quality score (0–100) (ci_method; NULL below two values)
+-- column: quality_score_ci_high: upper end of the 95 % interval of the mean of the quality score (0–100) (ci_method; NULL below two values)
+-- column: cost_usd_mean: mean of the agent's cost (US dollars) over the runs where it is not NULL
+-- column: cost_usd_sd: sample standard deviation of the agent's cost (US dollars) (NULL below two values)
+-- column: cost_usd_ci_low: lower end of the 95 % interval of the mean of the agent's cost (US dollars) (ci_method; NULL below two values)
+-- column: cost_usd_ci_high: upper end of the 95 % interval of the mean of the agent's cost (US dollars) (ci_method; NULL below two values)
+-- column: duration_s_mean: mean of the agent's duration (seconds) over the runs where it is not NULL
+-- column: duration_s_sd: sample standard deviation of the agent's duration (seconds) (NULL below two values)
+-- column: duration_s_ci_low: lower end of the 95 % interval of the mean of the agent's duration (seconds) (ci_method; NULL below two values)
+-- column: duration_s_ci_high: upper end of the 95 % interval of the mean of the agent's duration (seconds) (ci_method; NULL below two values)
+-- column: ci_method: how the 95 % intervals were computed: logit-transformed t interval for the 0–100 scores, log-transformed t interval for cost and duration (docs/analysis.md)
+-- column: build_ok_rate: share of the runs that reached the build stage whose build succeeded
+-- column: cost_per_point: cost_usd_mean / score_mean: dollars per point; NULL when score_mean is 0 or NULL
+-- column: rank: by score_mean within the experiment, best = 1 (ties share a rank; NULL scores last)
 with runs as (
     select
         experiment,

@@ -13,6 +13,34 @@
 -- test: non_negative(cost_usd_ci_low)
 -- test: non_negative(cost_usd_mean)
 -- test: expect_empty(interval_holds_the_mean): select * from mart_leaderboard_models where score_ci_low > score_mean or score_ci_high < score_mean
+-- column: experiment: experiment name (the YAML file's `name`)
+-- columns: axes
+-- column: n_runs: designed runs of the group (pending ones included)
+-- column: n_scored: of those, runs with a `score`
+-- column: score_mean: mean of the headline score (0–100) over the runs where it is not NULL
+-- column: score_sd: sample standard deviation of the headline score (0–100) (NULL below two values)
+-- column: score_ci_low: lower end of the 95 % interval of the mean of the headline score (0–100) (ci_method; NULL below two values)
+-- column: score_ci_high: upper end of the 95 % interval of the mean of the headline score (0–100) (ci_method; NULL below two values)
+-- column: gameplay_score_mean: mean of the gameplay score (0–100) over the runs where it is not NULL
+-- column: gameplay_score_sd: sample standard deviation of the gameplay score (0–100) (NULL below two values)
+-- column: gameplay_score_ci_low: lower end of the 95 % interval of the mean of the gameplay score (0–100) (ci_method; NULL below two values)
+-- column: gameplay_score_ci_high: upper end of the 95 % interval of the mean of the gameplay score (0–100) (ci_method; NULL below two values)
+-- column: quality_score_mean: mean of the quality score (0–100) over the runs where it is not NULL
+-- column: quality_score_sd: sample standard deviation of the quality score (0–100) (NULL below two values)
+-- column: quality_score_ci_low: lower end of the 95 % interval of the mean of the quality score (0–100) (ci_method; NULL below two values)
+-- column: quality_score_ci_high: upper end of the 95 % interval of the mean of the quality score (0–100) (ci_method; NULL below two values)
+-- column: cost_usd_mean: mean of the agent's cost (US dollars) over the runs where it is not NULL
+-- column: cost_usd_sd: sample standard deviation of the agent's cost (US dollars) (NULL below two values)
+-- column: cost_usd_ci_low: lower end of the 95 % interval of the mean of the agent's cost (US dollars) (ci_method; NULL below two values)
+-- column: cost_usd_ci_high: upper end of the 95 % interval of the mean of the agent's cost (US dollars) (ci_method; NULL below two values)
+-- column: duration_s_mean: mean of the agent's duration (seconds) over the runs where it is not NULL
+-- column: duration_s_sd: sample standard deviation of the agent's duration (seconds) (NULL below two values)
+-- column: duration_s_ci_low: lower end of the 95 % interval of the mean of the agent's duration (seconds) (ci_method; NULL below two values)
+-- column: duration_s_ci_high: upper end of the 95 % interval of the mean of the agent's duration (seconds) (ci_method; NULL below two values)
+-- column: ci_method: how the 95 % intervals were computed: logit-transformed t interval for the 0–100 scores, log-transformed t interval for cost and duration (docs/analysis.md)
+-- column: build_ok_rate: share of the runs that reached the build stage whose build succeeded
+-- column: cost_per_point: cost_usd_mean / score_mean: dollars per point; NULL when score_mean is 0 or NULL
+-- column: rank: by score_mean within the experiment, best = 1 (ties share a rank; NULL scores last)
 with runs as (
     -- agent and model come from the cell's config (dim_cells), which always has them,
     -- rather than from fct_runs' design columns, which exist only once a design does.
