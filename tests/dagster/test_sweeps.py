@@ -348,3 +348,65 @@ def test_the_next_tick_skips_while_the_first_sweep_run_is_queued(standard: Path)
         _scheduler_iteration(ws, next_night + datetime.timedelta(days=1) + minute)
         newest, old = instance.get_runs(sweep_runs)
         assert old.run_id == first.run_id and newest.status == dg.DagsterRunStatus.QUEUED
+
+
+def _with(config: dict, **settings_: object) -> dict:
+    config["ops"]["experiment_design"]["config"].update(settings_)
+    return config
+
+
+def test_a_dry_run_estimates_and_launches_registers_and_writes_nothing(
+    instance: dg.DagsterInstance, resources: dict, data_dir: Path
+) -> None:
+    result = _sweep(instance, resources, _with(_config("smoke"), dry_run=True, budget_cap_usd=1))
+    assert result.success
+    meta = _design_metadata(result)
+    assert meta["dry_run"] is True and meta["launched_runs"] == 0
+    assert meta["would_launch_runs"] == 4
+    assert meta["budget_caps_usd"] == pytest.approx(4.0)  # four runs at the $1 cap
+    assert 0 < meta["estimated_usd"] <= 4.0
+    assert "dry run: would launch smoke: 4 runs" in meta["launch"]
+    assert instance.get_dynamic_partitions(run_partitions.name) == []
+    assert instance.get_backfills() == []
+    assert not (data_dir / "artifacts" / "designs").exists()
+
+
+def test_launch_time_settings_travel_with_that_sweeps_runs_only(
+    instance: dg.DagsterInstance, resources: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_BOT_ENDURANCE_S", "30")
+    config = _with(_config("smoke"), bot_endurance_s=2.5, budget_cap_usd=0.75, repeats=1)
+    result = _sweep(instance, resources, config)
+    assert result.success
+    [backfill] = instance.get_backfills()
+    # The backfill's tags reach every run it starts: the bot and the agent read them there.
+    assert backfill.tags["bench/bot_endurance_s"] == "2.5"
+    assert backfill.tags["bench/budget_cap_usd"] == "0.75"
+    # repeats=1 of a two-repeat experiment: only the first repeat is launched.
+    target = backfill.asset_backfill_data.target_subset.partitions_subsets_by_asset_key
+    launched = set(target[dg.AssetKey("agent_generation")].get_partition_keys())
+    assert launched and all(key.endswith(".r0") for key in launched)
+    assert len(instance.get_dynamic_partitions(run_partitions.name)) == 2 * len(launched)
+
+    # Another sweep without settings takes the environment's: nothing carries over.
+    instance.update_backfill(backfill.with_status(BulkActionStatus.COMPLETED_FAILED))
+    assert _sweep(instance, resources, _config("smoke")).success
+    newest = max(instance.get_backfills(), key=lambda b: b.backfill_timestamp)
+    assert newest.tags["bench/bot_endurance_s"] == "30"
+    assert "bench/budget_cap_usd" not in newest.tags
+
+
+def test_a_bad_launch_setting_fails_in_one_line_and_launches_nothing(
+    instance: dg.DagsterInstance, resources: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_BUDGET_CAP_USD", "lots")
+    result = _sweep(instance, resources, _config("smoke"))
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    text = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert "BENCH_BUDGET_CAP_USD='lots' is not a number" in text
+    monkeypatch.delenv("BENCH_BUDGET_CAP_USD")
+    result = _sweep(instance, resources, _with(_config("smoke"), repeats=0))
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    assert "repeats 0 must be at least 1" in failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert instance.get_backfills() == []
