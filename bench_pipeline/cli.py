@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -69,6 +70,21 @@ def _ensure_dagster_home() -> Path:
     home = settings.dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
+    config = home / "dagster.yaml"
+    project = settings.project_root() / "dagster_home" / "dagster.yaml"
+    if not config.exists() and project.is_file():
+        # Without one, Dagster silently uses its bare defaults (no run queue limit, no run
+        # monitoring, telemetry on) and warns in every process it starts. The project's
+        # settings are what its commands and docs assume; say once what is used, and where.
+        shutil.copyfile(project, config)
+        err.print(
+            f"DAGSTER_HOME={home} had no dagster.yaml: using the project's settings (SQLite "
+            f"storage in that folder, at most 4 runs at once, run monitoring), copied from "
+            f"{project} to {config}; edit it there",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     return home
 
 

@@ -185,3 +185,32 @@ def test_status_on_a_fresh_instance_launches_nothing_and_prices_the_standard_swe
     assert text.returncode == 0 and "launches nothing" in text.stdout
     pools = bench("pools", env=env)
     assert "automation: new_model_backfill_schedule" in pools.stdout
+
+
+def test_a_dagster_home_without_dagster_yaml_gets_the_projects_in_one_line(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    env = {"DAGSTER_HOME": str(home), "BENCH_DATA_DIR": str(tmp_path / "data")}
+    result = bench("pools", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "had no dagster.yaml: using the project's settings" in lines[0]
+    # Dagster's own warning (printed by every process it starts) does not appear.
+    assert "No dagster instance configuration file" not in result.stderr + result.stdout
+    project = settings.project_root() / "dagster_home" / "dagster.yaml"
+    assert (home / "dagster.yaml").read_text() == project.read_text()
+    again = bench("pools", env=env)
+    assert "dagster.yaml" not in again.stderr
+
+
+def test_loading_the_definitions_warns_about_no_deliberate_choice() -> None:
+    result = subprocess.run(
+        [sys.executable, "-W", "error::Warning", "-c", "import bench_pipeline.definitions"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Warning" not in result.stderr
