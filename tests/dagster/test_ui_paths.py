@@ -330,7 +330,11 @@ def _bare_materialize(page: Page, ui: Ui, recorder: Recorder) -> None:
 
     launched = yaml.safe_load(run["runConfigYaml"]) or {}
     resolved = dg.validate_run_config(defs.resolve_job_def("sweep_job"), launched)
-    assert resolved["ops"]["experiment_design"]["config"] == {"experiment": "demo", "launch": True}
+    config = resolved["ops"]["experiment_design"]["config"]
+    assert (config["experiment"], config["launch"]) == ("demo", True)
+    # The launch-time settings at the environment's defaults (docs/orchestration.md).
+    assert config["bot_endurance_s"] == settings.checked_bot_endurance_s()
+    assert config["dry_run"] is False and config["only_models"] == []
 
 
 SENTENCES[
