@@ -228,7 +228,7 @@ class BotEvaluationRecord(StageRecord):
     ] = None
     # JSON rather than a STRUCT: an older record may lack some tests' reasons.
     reasons: Annotated[
-        dict[str, str] | None,
+        dict[str, str | None] | None,
         Column("JSON"),
         Doc("test id → the bot's reason for its verdict, JSON (fct_test_results.reason)"),
     ] = None

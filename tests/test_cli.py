@@ -185,6 +185,12 @@ def test_status_on_a_fresh_instance_launches_nothing_and_prices_the_standard_swe
     assert text.returncode == 0 and "launches nothing" in text.stdout
     pools = bench("pools", env=env)
     assert "automation: new_model_backfill_schedule" in pools.stdout
+    # A bad token assumption costs the estimate, not the decision, and says why.
+    bad = bench("status", "--json", env={**env, "BENCH_ESTIMATE_TOKENS": "lots"})
+    assert bad.returncode == 0, bad.stderr
+    broken = json.loads(bad.stdout)["schedule"]
+    assert broken["would_launch_runs"] == 0 and broken["estimate"] is None
+    assert "BENCH_ESTIMATE_TOKENS='lots'" in broken["estimate_error"]
 
 
 def test_a_dagster_home_without_dagster_yaml_gets_the_projects_in_one_line(

@@ -55,6 +55,7 @@ def automation_outlook(instance: dg.DagsterInstance, defs: dg.Definitions) -> di
             "new_models": plan.new_models,
             "next_tick": plan.describe(),
             "estimate": plan.estimate.to_json_dict() if plan.estimate is not None else None,
+            "estimate_error": plan.estimate_error,
         },
         "automation_sensor": {
             "name": "automation_condition_sensor",

@@ -2,7 +2,7 @@
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import dagster as dg
@@ -79,9 +79,12 @@ class NextLaunch:
     new_models: list[str]
     estimate: CostEstimate | None
     path: Path | None = None
+    estimate_error: str | None = None
 
     def describe(self) -> str:
         cost = f" ({self.estimate.describe()})" if self.estimate is not None else ""
+        if self.estimate_error:
+            cost = f" (no cost estimate: {self.estimate_error})"
         if self.run_ids:
             return (
                 f"would launch {len(self.run_ids)} runs of {self.experiment}{cost}: {self.reason}"
@@ -90,6 +93,8 @@ class NextLaunch:
 
 
 def _estimate(experiment, design, run_ids: list[str]) -> CostEstimate | None:
+    """What launching `run_ids` would cost. Raises ValueError for a bad BENCH_ESTIMATE_TOKENS
+    (next_launch reports it beside its decision, which does not depend on it)."""
     if not run_ids:
         return None
     store = ArtifactStore(settings.artifacts_dir())
@@ -98,6 +103,17 @@ def _estimate(experiment, design, run_ids: list[str]) -> CostEstimate | None:
 
 
 def next_launch(instance: dg.DagsterInstance, experiment_ref: str) -> NextLaunch:
+    """`_next_launch`, with a cost estimate that cannot be made said beside the decision."""
+    try:
+        return _next_launch(instance, experiment_ref)
+    except ValueError as exc:  # only the estimate raises it (a bad BENCH_ESTIMATE_TOKENS)
+        plan = _next_launch(instance, experiment_ref, with_estimate=False)
+        return replace(plan, estimate_error=str(exc))
+
+
+def _next_launch(
+    instance: dg.DagsterInstance, experiment_ref: str, with_estimate: bool = True
+) -> NextLaunch:
     """Decide what a tick launches. Spending is always asked for: only models added to an
     experiment that a person has already swept (some of its runs are registered) get their
     runs here; an experiment nobody swept on this instance, or new repeats and cells of
@@ -116,7 +132,8 @@ def next_launch(instance: dg.DagsterInstance, experiment_ref: str) -> NextLaunch
     name = design.experiment
     if not todo:
         return NextLaunch(name, todo.describe(), [], [], None, path)
-    everything = _estimate(experiment, design, todo.run_ids)
+    estimate = _estimate if with_estimate else (lambda *_: None)
+    everything = estimate(experiment, design, todo.run_ids)
     if len(todo.run_ids) == todo.total_runs:
         return NextLaunch(
             name,
@@ -146,7 +163,7 @@ def next_launch(instance: dg.DagsterInstance, experiment_ref: str) -> NextLaunch
             path,
         )
     running = unfinished_sweep_run(instance, name, path.resolve())
-    estimate = _estimate(experiment, design, run_ids)
+    cost = estimate(experiment, design, run_ids)
     if running is not None:
         return NextLaunch(
             name,
@@ -154,7 +171,7 @@ def next_launch(instance: dg.DagsterInstance, experiment_ref: str) -> NextLaunch
             f"launching {name}'s runs; {todo.describe()}",
             [],
             [],
-            estimate,
+            cost,
             path,
         )
     return NextLaunch(
@@ -162,7 +179,7 @@ def next_launch(instance: dg.DagsterInstance, experiment_ref: str) -> NextLaunch
         f"models new to {name}, which was swept before: {', '.join(sorted(new))}",
         run_ids,
         sorted(new),
-        estimate,
+        cost,
         path,
     )
 
