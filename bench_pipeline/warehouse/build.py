@@ -454,8 +454,8 @@ def build_warehouse(
         if failed:  # raised inside `updating`: the copy is thrown away, nothing is swapped
             raise BlockingTestFailure(failed, summary)
         # Every table and column documents itself (catalog.py): rebuilt tables and views
-        # lose their comments, so all are written again on each build; it takes well
-        # under a second.
+        # lose their comments, so all are written again on each build (0.2 s for ~550
+        # columns here, in one transaction).
         summary.undocumented = apply_comments(con, table_docs(every))
     summary.duration_s = time.monotonic() - started
     return summary
