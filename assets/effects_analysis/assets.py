@@ -95,9 +95,9 @@ def effects_analysis(
         metadata={
             "dagster/row_count": len(effects),
             "experiments": int(effects["experiment"].nunique()),
-            "significant": int(effects["significant"].fillna(False).sum()),
-            "meaningful": int(effects["meaningful"].fillna(False).sum()),
-            "instrument_suspect": int(effects["instrument_suspect"].fillna(False).sum()),
+            "significant": int(effects["significant"].eq(True).sum()),
+            "meaningful": int(effects["meaningful"].eq(True).sum()),
+            "instrument_suspect": int(effects["instrument_suspect"].eq(True).sum()),
             "strongest_on_score": table_preview(
                 strongest[
                     [
