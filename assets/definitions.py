@@ -17,7 +17,6 @@ from assets.experiment_design import experiment_design, run_spec
 from assets.quality_metrics import quality_metrics
 from assets.results_site import results_site
 from assets.sandboxed_build import sandboxed_build
-from assets.sweeps import launch
 from assets.sweeps.jobs import sweep_job
 from assets.sweeps.schedules import new_model_backfill_schedule
 from assets.warehouse import warehouse
@@ -102,6 +101,3 @@ defs = dg.Definitions(
         "warehouse": WarehouseResource(),
     },
 )
-
-# A sweep executed in process (tests, no code location) launches its backfill over this graph.
-launch.use_project_graph(defs.resolve_asset_graph)

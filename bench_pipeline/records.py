@@ -10,8 +10,9 @@ and its DuckDB column type (`Column`), and for the fields a blocking check guard
 - `model.model_json_schema()` is the record's JSON schema, for anyone reading the files.
 
 A stage writes more than the warehouse reads (evidence paths, reasons, details), so the
-models allow extra fields. The stages' writers keep building plain dicts; a test checks
-that what they write validates against these models (tests/dagster/test_end_to_end.py).
+models allow extra fields. The store validates every record against its model when it is
+written (`ArtifactStore.write_record` refuses one that breaks it, with the field named), so
+no stage can leave a row the warehouse would load wrong.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from bench_pipeline import stages
 from bench_pipeline.bot.contract import TEST_IDS, Verdict
 
 
@@ -291,10 +293,10 @@ class QualityMetricsRecord(StageRecord):
 # Stage name → the model of its record (the stages of bench_pipeline/stages.py that the
 # warehouse loads; run_spec is the design's, see warehouse/build.py).
 RECORDS: dict[str, type[StageRecord]] = {
-    "agent_generation": AgentGenerationRecord,
-    "sandboxed_build": SandboxedBuildRecord,
-    "bot_evaluation": BotEvaluationRecord,
-    "quality_metrics": QualityMetricsRecord,
+    stages.AGENT_GENERATION.name: AgentGenerationRecord,
+    stages.SANDBOXED_BUILD.name: SandboxedBuildRecord,
+    stages.BOT_EVALUATION.name: BotEvaluationRecord,
+    stages.QUALITY_METRICS.name: QualityMetricsRecord,
 }
 
 

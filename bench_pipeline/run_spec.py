@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench_pipeline import stages
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 
-RUN_SPEC_STAGE = "run_spec"
+RUN_SPEC_STAGE = stages.RUN_SPEC.name
 
 
 class UnknownRunError(LookupError):

@@ -25,7 +25,8 @@ RANGE_END = "dagster/asset_partition_range_end"
 # The CLI prints its own progress; Dagster's step-by-step DEBUG lines stay in the run's log.
 # Runs per Dagster run of the per-run stages.
 CHUNK = 6
-QUALITY_AND_BOT = {dg.AssetKey("bot_evaluation"), dg.AssetKey("quality_metrics")}
+# The stages whose materializations make a run complete (stages.py).
+QUALITY_AND_BOT = {dg.AssetKey(s) for s in stages.COMPLETES_RUN}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Who executes a `bench run` Dagster run (in this process, so no run launcher and no run
 # monitoring sees it die): the next start fails the runs whose process is gone.
@@ -224,19 +225,20 @@ def run_main(
     endurance_s: float = 30.0,
 ) -> MainRunSummary:
     # Imported here so that `bench design` and `bench sql` stay fast to start.
-    from assets.definitions import ACROSS_RUN_ASSETS, ALL_ASSETS, PER_RUN_ASSETS, STAGE_ASSETS
-    from assets.partitions import run_partitions
-    from bench_pipeline.definitions import defs
     from bench_pipeline.design import load_experiment
+    from bench_pipeline.orchestration.project import load_project
     from bench_pipeline.warehouse.artifacts import ArtifactStore
     from bench_pipeline.warehouse.integrity import pending_repairs, quarantined, scan_records
 
     start_up(instance, progress)
     experiment = load_experiment(experiment_file)  # refuse a bad file before anything runs
-    resources = defs.resources
-    experiment_design = STAGE_ASSETS[stages.DESIGN]
-    run_stages = PER_RUN_ASSETS
-    all_assets = ALL_ASSETS
+    project = load_project()
+    resources = project.resources
+    stage_assets_by_name = project.stage_assets
+    run_partitions = project.run_partitions
+    experiment_design = stage_assets_by_name[stages.DESIGN]
+    run_stages = project.per_run_assets
+    all_assets = project.all_assets
 
     progress(f"designing {experiment.name} from {experiment_file}")
     before = set(instance.get_dynamic_partitions(run_partitions.name))
@@ -263,9 +265,12 @@ def run_main(
     # Only runs that have not been through every stage yet: what exists is never redone
     # here, and an agent run that exists is reused, not repeated (it costs money);
     # recomputing stale stages is the automation's job.
-    done = instance.get_materialized_partitions(
-        STAGE_ASSETS["bot_evaluation"].key
-    ) & instance.get_materialized_partitions(STAGE_ASSETS["quality_metrics"].key)
+    done = stages.complete_runs(
+        {
+            s: instance.get_materialized_partitions(stage_assets_by_name[s].key)
+            for s in stages.COMPLETES_RUN
+        }
+    )
     # A record that cannot be loaded is moved aside, and its stage is computed again
     # below for that run alone. Never the agent's: a new agent run costs money, so a run
     # whose agent record is quarantined is held back and named (docs/warehouse.md).
@@ -353,7 +358,7 @@ def run_main(
     progress("building the warehouse, its marts, the effects analysis and the results site")
     result = dg.materialize(
         all_assets,
-        selection=ACROSS_RUN_ASSETS,
+        selection=project.across_run_assets,
         instance=instance,
         resources=resources,
         run_config=QUIET,

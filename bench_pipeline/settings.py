@@ -51,6 +51,16 @@ def toolchain_bin() -> Path:
     ).resolve()
 
 
+def agent_cli_bin() -> Path:
+    """Where the pinned agent CLIs (claude, codex) that `make setup` installs live:
+    BENCH_AGENT_CLI_BIN, else toolchain/agents/node_modules/.bin (toolchain/agents/package.json
+    pins their versions)."""
+    return Path(
+        os.environ.get("BENCH_AGENT_CLI_BIN")
+        or project_root() / "toolchain" / "agents" / "node_modules" / ".bin"
+    ).absolute()
+
+
 def bot_endurance_s() -> float:
     """Default endurance window of the bot (seconds): BENCH_BOT_ENDURANCE_S, else 30."""
     raw = os.environ.get("BENCH_BOT_ENDURANCE_S", "").strip()

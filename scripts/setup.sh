@@ -3,6 +3,8 @@
 #   - uv, then the locked Python environment in .venv
 #   - Debian's chromium and bubblewrap (as root; otherwise says what to install)
 #   - the pinned npm toolchain in toolchain/ (ESLint, TypeScript, jscpd, html-validate, esbuild)
+#   - the pinned agent CLIs in toolchain/agents/ (Claude Code, Codex; ~760 MB, skipped with
+#     BENCH_SKIP_AGENT_CLIS=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,6 +70,22 @@ if command -v npm >/dev/null 2>&1; then
   if [ ! -f "$stamp" ] || [ toolchain/package-lock.json -nt "$stamp" ]; then
     say "npm ci (toolchain/)"
     npm ci --prefix toolchain --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+  # 4. The agent CLIs the claude-code and codex harnesses run, pinned by toolchain/agents/
+  # package-lock.json; the adapters find them there without any PATH change. Claude Code's
+  # postinstall copies its native binary out of the platform package, so scripts must run.
+  # Claude Code declares Node >= 22 but only its install script runs under node (the CLI is
+  # a native binary): the engine warning on Node 20 is expected.
+  stamp=toolchain/agents/node_modules/.package-lock.json
+  if [ -n "${BENCH_SKIP_AGENT_CLIS:-}" ]; then
+    say "BENCH_SKIP_AGENT_CLIS set: not installing the agent CLIs (claude-code/codex agents need them)"
+  elif [ ! -f "$stamp" ] || [ toolchain/agents/package-lock.json -nt "$stamp" ]; then
+    say "npm ci (toolchain/agents/: Claude Code, Codex; ~760 MB the first time)"
+    npm ci --prefix toolchain/agents --no-audit --no-fund --loglevel=error >/dev/null
+    # npm 11 warns that Claude Code's install script is "not yet covered by allowScripts"
+    # but still runs it; should a later npm skip it, the CLI would be a stub: say so here.
+    toolchain/agents/node_modules/.bin/claude --version >/dev/null 2>&1 \
+      || say "claude does not run: its postinstall did not copy the native binary (see npm's install-scripts warning)"
   fi
 fi
 say "ready"

@@ -21,6 +21,37 @@ from resources import (
 REPO = settings.project_root()
 EXPERIMENTS = REPO / "experiments"
 
+# Markers by what a test needs, added from the fixtures it asks for (tests/needs.py).
+pytest_plugins = ["tests.needs"]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Chromium the bot drives (Debian's, or $BENCH_CHROMIUM): asking for it marks the
+    test `browser`."""
+    from bench_pipeline.bot.browser import chromium_executable
+
+    path = chromium_executable()
+    if path is None:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            path = p.chromium.executable_path
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres() -> dict[str, object]:
+    """The Postgres server on 127.0.0.1:5432 (trust auth), its connection settings: asking
+    for it marks the test `postgres`. Skips where no server answers (CI starts one)."""
+    from tests.deploy.pg import PG, admin_connection
+
+    try:
+        admin_connection().close()
+    except Exception as error:  # psycopg2.OperationalError, kept lazy
+        pytest.skip(f"no Postgres server answers on 127.0.0.1:5432: {error}")
+    return dict(PG)
+
 
 @pytest.fixture(scope="session")
 def bwrap() -> BubblewrapSandbox:

@@ -49,3 +49,24 @@ def test_a_record_that_breaks_its_model_fails_the_named_check(
 ) -> None:
     found = [rule(record_id, {"run_id": record_id, **record}) for rule in stage_rules(stage)]
     assert any(p and problem in p for p in found), found
+
+
+def test_the_store_refuses_a_record_that_breaks_its_model(tmp_path) -> None:
+    """Stage writers build the record; the store validates it against its stage's model on
+    write, names the field, writes nothing, and keeps the previous record."""
+    import pytest
+
+    from bench_pipeline.warehouse.artifacts import ArtifactStore, RecordError
+
+    store = ArtifactStore(tmp_path)
+    good = {"gameplay_score": 50.0, "tests": {"loads": "PASS"}, "bot_version": "1.0.0"}
+    path = store.write_record("bot_evaluation", "exp.c1.r1", good)
+    with pytest.raises(RecordError) as refused:
+        store.write_record("bot_evaluation", "exp.c1.r1", {**good, "passed": "many"})
+    assert refused.value.field == "passed" and "exp.c1.r1" in str(refused.value)
+    assert '"passed"' not in path.read_text()  # the previous record kept
+    with pytest.raises(RecordError) as listed:
+        store.write_record("bot_evaluation", "exp.c1.r1", {**good, "tests": ["PASS"]})
+    assert listed.value.field == "tests"
+    # A stage with no model (the design's run_spec has its own) is written as given.
+    store.write_record("run_spec", "exp.c1.r1", {"anything": [1, 2]})

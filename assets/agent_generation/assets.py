@@ -11,6 +11,7 @@ from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, specs, stage_rules
 from assets.sweeps.launch import BUDGET_CAP_TAG, run_tags
+from bench_pipeline import stages
 from bench_pipeline.agents.base import AgentSetupError
 from bench_pipeline.agents.stage import STAGE, record_failure, run_generation
 from bench_pipeline.orchestration import backoff_seconds
@@ -35,10 +36,10 @@ class AgentGenerationConfig(dg.Config):
 @dg.asset(
     partitions_def=run_partitions,
     deps=[run_spec],
-    group_name="agent_generation",
+    group_name=stages.AGENT_GENERATION.group_name,
     kinds={"python"},
     code_version=GENERATION_CODE_VERSION,
-    pool="agents",
+    pool=stages.AGENT_GENERATION.pool,
     check_specs=specs("agent_generation", CHECKS),
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),
     description="The agent of the run's cell builds Tetris in a sandboxed workspace: "

@@ -13,7 +13,7 @@ from assets.partitions import run_partitions
 from assets.sandboxed_build import sandboxed_build
 from assets.stage_checks import check_step, specs, stage_rules
 from assets.sweeps.launch import ENDURANCE_TAG, run_tags
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.bot import BOT_VERSION, TEST_IDS, evaluate
 from bench_pipeline.bot.evaluate import BrowserMissingError
 from bench_pipeline.bot.record import (
@@ -64,12 +64,12 @@ def _evaluate_run(store: ArtifactStore, run_id: str, endurance_s: float) -> dict
 @dg.asset(
     partitions_def=run_partitions,
     deps=[run_spec, sandboxed_build],
-    group_name="bot_evaluation",
+    group_name=stages.BOT_EVALUATION.group_name,
     kinds={"playwright", "chromium"},
     # A new bot version makes every evaluation stale; agent runs upstream are untouched.
     code_version=BOT_VERSION,
     # Two cores: at most two browsers at once across all runs (see dagster.yaml).
-    pool="browser",
+    pool=stages.BOT_EVALUATION.pool,
     check_specs=specs("bot_evaluation", CHECKS),
     automation_condition=per_run_stage,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),

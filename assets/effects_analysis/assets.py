@@ -10,6 +10,7 @@ import dagster as dg
 
 from assets.automation import whole_warehouse
 from assets.metadata import table_preview
+from bench_pipeline import stages
 from bench_pipeline.analysis.stage import METRICS, run_effects_analysis
 from bench_pipeline.warehouse.catalog import apply_comments, table_docs
 from bench_pipeline.warehouse.marts import MART_SCHEMAS
@@ -41,7 +42,7 @@ def _image(path) -> str:
             # fct_runs: what is analysed; mart_bot_accuracy_groups: the bot's accuracy per
             # renderer that the instrument notes cite.
             deps=["fct_runs", "mart_bot_accuracy_groups"],
-            group_name="effects_analysis",
+            group_name=stages.EFFECTS_ANALYSIS.group_name,
             kinds={"python", "duckdb"},
             code_version=ANALYSIS_CODE_VERSION,
             automation_condition=whole_warehouse,
@@ -58,7 +59,7 @@ def _image(path) -> str:
             "mart_not_estimable": "What could not be estimated, and why.",
         }.items()
     ],
-    pool="warehouse",
+    pool=stages.EFFECTS_ANALYSIS.pool,
 )
 def effects_analysis(
     context: dg.AssetExecutionContext,

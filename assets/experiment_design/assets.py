@@ -16,7 +16,7 @@ from assets.sweeps.launch import (
     project_asset_graph,
     register_runs,
 )
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.design import (
     DesignError,
     DesignResult,
@@ -132,7 +132,7 @@ def _experiment_path(ref: str):
 
 
 @dg.asset(
-    group_name="experiment_design",
+    group_name=stages.EXPERIMENT_DESIGN.group_name,
     kinds={"python", "yaml"},
     code_version=DESIGN_CODE_VERSION,
     description="The cells and runs of an experiment file, designed with pyDOE3. "
@@ -220,9 +220,9 @@ def _only_repeats(design: DesignResult, repeats: int | None) -> DesignResult:
 
 def _to_launch(instance: dg.DagsterInstance, design: DesignResult):
     """(runs not complete, runs not complete nor in flight, run → backfill in flight)."""
-    done = instance.get_materialized_partitions(
-        dg.AssetKey("bot_evaluation")
-    ) & instance.get_materialized_partitions(dg.AssetKey("quality_metrics"))
+    done = stages.complete_runs(
+        {s: instance.get_materialized_partitions(dg.AssetKey(s)) for s in stages.COMPLETES_RUN}
+    )
     busy = partitions_in_flight(instance)
     return pending_runs(design, done), pending_runs(design, done | busy.keys()), busy
 
@@ -315,7 +315,7 @@ def _launch(context: dg.AssetExecutionContext, design, chosen: LaunchSettings) -
 @dg.asset(
     partitions_def=run_partitions,
     deps=[experiment_design],
-    group_name="experiment_design",
+    group_name=stages.EXPERIMENT_DESIGN.group_name,
     kinds={"python"},
     code_version=DESIGN_CODE_VERSION,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),

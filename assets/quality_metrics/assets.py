@@ -12,6 +12,7 @@ from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.sandboxed_build import sandboxed_build
 from assets.stage_checks import check_step, specs, stage_rules
+from bench_pipeline import stages
 from bench_pipeline.agents.stage import NoGenerationRecord
 from bench_pipeline.quality.metrics import CONTRACT_KEYS
 from bench_pipeline.quality.stage import (
@@ -31,10 +32,10 @@ CHECKS = stage_rules(STAGE)
 @dg.asset(
     partitions_def=run_partitions,
     deps=[agent_generation, sandboxed_build],
-    group_name="quality_metrics",
+    group_name=stages.QUALITY_METRICS.group_name,
     kinds={"eslint", "typescript"},
     code_version=QUALITY_CODE_VERSION,
-    pool="builds",
+    pool=stages.QUALITY_METRICS.pool,
     check_specs=specs("quality_metrics", CHECKS),
     automation_condition=per_run_stage,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets.automation import whole_warehouse
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.report import ReportError, build_site
 from bench_pipeline.report.data import TABLES
 from resources import ArtifactStoreResource, WarehouseResource
@@ -19,7 +19,7 @@ READS = sorted({"warehouse_sources" if t.startswith("raw_") else t for t in TABL
 
 @dg.asset(
     deps=READS,
-    group_name="results_site",
+    group_name=stages.RESULTS_SITE.group_name,
     kinds={"html"},
     code_version=REPORT_CODE_VERSION,
     automation_condition=whole_warehouse,

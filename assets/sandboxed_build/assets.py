@@ -9,7 +9,7 @@ from assets.automation import per_run_stage
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, specs, stage_rules
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.agents.stage import NoGenerationRecord
 from bench_pipeline.build.project import BuildResult
 from bench_pipeline.build.stage import STAGE, run_build
@@ -25,10 +25,10 @@ CHECKS = stage_rules(STAGE)
     name=STAGE,
     partitions_def=run_partitions,
     deps=[agent_generation],
-    group_name="sandboxed_build",
+    group_name=stages.SANDBOXED_BUILD.group_name,
     kinds={"npm", "bubblewrap"},
     code_version=BUILD_CODE_VERSION,
-    pool="builds",
+    pool=stages.SANDBOXED_BUILD.pool,
     check_specs=specs(STAGE, CHECKS),
     automation_condition=per_run_stage,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=10),

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import dagster as dg
 from sqlalchemy.exc import IntegrityError
@@ -102,30 +101,18 @@ class Launch:
         )
 
 
-# The whole project's asset graph, for runs executed in process with no code location:
-# set by assets/definitions.py once it has assembled the definitions (this module cannot
-# import them: they import it).
-_project_graph: Callable[[], Any] | None = None
-
-
-def use_project_graph(graph: Callable[[], Any]) -> None:
-    global _project_graph
-    _project_graph = graph
-
-
 def project_asset_graph(context: dg.AssetExecutionContext):
     """The asset graph of the code location the run belongs to; for a job executed in
     process with no code location (tests, `execute_in_process`), the project's, which a
-    job's own graph is not (it holds only the job's selection)."""
+    job's own graph is not (it holds only the job's selection). The project's definitions
+    are loaded by module name then, not imported here (they import this module) nor
+    handed over as module state at import time."""
     try:
         return context.repository_def.asset_graph
     except Exception:  # Dagster's CheckError: no repository was loaded
-        if _project_graph is None:
-            raise RuntimeError(
-                "no code location and no project graph: import bench_pipeline.definitions "
-                "before executing a sweep in process"
-            ) from None
-        return _project_graph()
+        from bench_pipeline.orchestration.project import definitions_module
+
+        return definitions_module().defs.resolve_asset_graph()
 
 
 def _unpartitioned_downstream(asset_graph) -> list[dg.AssetKey]:

@@ -50,7 +50,7 @@ def _model_spec(model: SqlModel) -> dg.AssetSpec:
         key=model.name,
         deps=deps,
         description=model.description or None,
-        group_name="warehouse",
+        group_name=stages.WAREHOUSE.group_name,
         kinds={"duckdb", "sql"},
         code_version=_code_version(model),
         skippable=True,
@@ -71,7 +71,7 @@ _SPECS = [
         deps=[dg.AssetKey(stage) for stage in (stages.DESIGN, *stages.PER_RUN)],
         description="The stages' per-run records, designs and reference tables loaded from "
         "the artifact store into raw_* and ref_* tables.",
-        group_name="warehouse",
+        group_name=stages.WAREHOUSE.group_name,
         kinds={"duckdb"},
         code_version=WAREHOUSE_SOURCES_CODE_VERSION,
         skippable=True,
@@ -93,7 +93,7 @@ _CHECKS = [
     check_specs=_CHECKS,
     can_subset=True,
     # One writer at a time: the build holds a file lock; the pool keeps runs from queueing on it.
-    pool="warehouse",
+    pool=stages.WAREHOUSE.pool,
     description="Sources and every SQL model of dbt_like_sql/, rebuilt in a copy of the "
     "warehouse and swapped in atomically, so open readers are never blocked.",
 )

@@ -21,6 +21,11 @@ stream-json in print mode):
   max_tokens, and 64000 is the output cap of the Sonnet 4 models).
 - `context_file` needs nothing here: the caller already wrote CLAUDE.md into the workspace.
 
+Scripted model API (a `scripted-<scenario>` model, see scripted_server.py): the CLI gets
+ANTHROPIC_BASE_URL=http://model-api.scripted.invalid (mapped by the egress proxy to the
+harness's own server), a placeholder key instead of the user's credentials, and
+`--model claude-sonnet-4-6`. Non-essential traffic is off on every run (`QUIET_ENV`).
+
 Permission mode: `bypassPermissions` by default (the sandbox is the safety boundary, and an
 unattended run cannot answer prompts). Claude Code refuses that mode for uid 0 unless
 `IS_SANDBOX=1`, which is set because the run is sandboxed. `acceptEdits` also works: Bash is
@@ -34,22 +39,44 @@ from pathlib import Path
 
 from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli_adapter import (
+    SCRIPTED_MAX_RETRIES,
     CliAdapter,
     CliPlan,
+    ScriptedApi,
     allowed_hosts,
     host_env,
     prompt_arg,
     resolve_executable,
 )
+from bench_pipeline.agents.scripted_server import SCRIPTED_API_KEY
 from bench_pipeline.agents.transcripts import ClaudeStreamMeter
 
-INSTALL_HINT = "install Claude Code (npm i -g @anthropic-ai/claude-code) or use agent: synthetic"
+INSTALL_HINT = (
+    "run `make setup` (installs the pinned Claude Code into toolchain/agents) "
+    "or use agent: synthetic"
+)
 # Credentials and endpoint the CLI reads, copied from the harness's environment when set.
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
 PASSTHROUGH_VARS = (*CREDENTIAL_VARS, "ANTHROPIC_BASE_URL")
 PERMISSION_MODES = ("bypassPermissions", "acceptEdits")
 
 THINKING_TOKENS = {"low": 0, "medium": 8000, "high": 32000, "max": 63999}
+# What Claude Code is told it runs when the model API is the scripted one: a model it knows,
+# so that it prices the session itself (total_cost_usd) as it would that model's; the
+# scripted models of experiments/registries/scripted-models.yaml carry the same prices.
+SCRIPTED_API_MODEL = "claude-sonnet-4-6"
+# Claude Code's own switches for traffic a benchmark run does not need: the privacy level
+# "essential traffic only" (no telemetry, auto-update, release notes, feedback, model
+# capability look-ups), and each of its parts by name for versions that read only those.
+QUIET_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+}
+
 BASE_TOOLS = (
     "Bash",
     "Read",
@@ -106,7 +133,7 @@ class ClaudeCodeAdapter(CliAdapter):
         self.permission_mode = permission_mode
         self.extra_args = list(extra_args)
 
-    def build(self, task: AgentTask, home: Path) -> CliPlan:
+    def build(self, task: AgentTask, home: Path, scripted: ScriptedApi | None = None) -> CliPlan:
         exe = resolve_executable(self.executable, INSTALL_HINT)
         effort = str(task.config.get("effort", "medium"))
         if effort not in THINKING_TOKENS:
@@ -123,7 +150,7 @@ class ClaudeCodeAdapter(CliAdapter):
             "stream-json",
             "--verbose",
             "--model",
-            task.model,
+            SCRIPTED_API_MODEL if scripted else task.model,
             "--max-turns",
             str(task.max_turns),
             "--permission-mode",
@@ -134,17 +161,22 @@ class ClaudeCodeAdapter(CliAdapter):
         if disallowed:
             argv += ["--disallowedTools", ",".join(disallowed)]
         argv += self.extra_args
-        env = {
-            **host_env(PASSTHROUGH_VARS),
-            "MAX_THINKING_TOKENS": str(THINKING_TOKENS[effort]),
-            # No self-update, telemetry or error reporting from inside a benchmark run.
-            "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
+        # The scripted API gets no credential of the user's: a placeholder key instead.
+        env = (
+            {
+                "ANTHROPIC_BASE_URL": scripted.base_url,
+                "ANTHROPIC_API_KEY": SCRIPTED_API_KEY,
+                # A persistent scripted fault ends in seconds, not after 10 growing waits.
+                "CLAUDE_CODE_MAX_RETRIES": str(SCRIPTED_MAX_RETRIES),
+            }
+            if scripted
+            else host_env(PASSTHROUGH_VARS)
+        )
+        env |= {"MAX_THINKING_TOKENS": str(THINKING_TOKENS[effort]), **QUIET_ENV}
         if self.permission_mode == "bypassPermissions":
             env["IS_SANDBOX"] = "1"
         hint = ""
-        if not host_env(CREDENTIAL_VARS):
+        if not scripted and not host_env(CREDENTIAL_VARS):
             hint = "note: neither ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN was set"
         return CliPlan(
             label="claude",
@@ -159,5 +191,6 @@ class ClaudeCodeAdapter(CliAdapter):
                 "max_thinking_tokens": THINKING_TOKENS[effort],
             },
             failure_hint=hint,
-            allowed_hosts=allowed_hosts(self.name, "ANTHROPIC_BASE_URL"),
+            # A scripted run reaches its local model API only (a local service of the proxy).
+            allowed_hosts=() if scripted else allowed_hosts(self.name, "ANTHROPIC_BASE_URL"),
         )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench_pipeline import settings
 from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
 from bench_pipeline.agents.transcripts import Prices, UsageMeter
 from bench_pipeline.sandbox.base import Sandbox, SandboxPolicy, SandboxResult, sandbox_path
@@ -57,18 +58,26 @@ def allowed_hosts(harness: str, *base_url_vars: str) -> tuple[str, ...]:
 
 
 def resolve_executable(name: str, install_hint: str) -> Path:
-    """The absolute path of `name` on the harness's PATH, or AgentSetupError saying how to fix.
+    """The absolute path of the CLI `name`, or AgentSetupError saying how to fix it.
 
-    The sandbox starts from a clean environment, so the CLI is passed by absolute path.
+    A bare name is looked for first among the pinned CLIs that `make setup` installs
+    (`settings.agent_cli_bin()`: the version the project pins wins over whatever happens to
+    be on PATH), then on the harness's PATH. The sandbox starts from a clean environment,
+    so the CLI is passed by absolute path.
     """
     if os.sep in name:
         path = Path(name).expanduser()
         if path.is_file() and os.access(path, os.X_OK):
             return path.absolute()
         raise AgentSetupError(f"`{name}` is not an executable file: {install_hint}")
+    pinned = settings.agent_cli_bin() / name
+    if pinned.is_file() and os.access(pinned, os.X_OK):
+        return pinned
     found = shutil.which(name)
     if found is None:
-        raise AgentSetupError(f"`{name}` not found on PATH: {install_hint}")
+        raise AgentSetupError(
+            f"`{name}` not found on PATH nor in {settings.agent_cli_bin()}: {install_hint}"
+        )
     return Path(found).absolute()
 
 
@@ -124,6 +133,36 @@ class CliPlan:
     failure_hint: str = ""
     # The only hosts the CLI may reach, through the sandbox's egress proxy (its model API).
     allowed_hosts: tuple[str, ...] = ()
+    # Services the harness runs for this run, reached by name through the proxy.
+    local_services: dict[str, str] = field(default_factory=dict)
+
+
+# A model id "scripted-<scenario>" is played by the scripted model API (scripted_server.py)
+# instead of a vendor's: the CLI runs for real, its model is a script.
+SCRIPTED_PREFIX = "scripted-"
+# The name the CLI is given for that API: .invalid never resolves, so nothing but the
+# harness's own server can answer to it (the egress proxy maps it; sandbox/egress.py).
+SCRIPTED_HOST = "model-api.scripted.invalid"
+SCRIPTED_PORT = 80
+# Retries each CLI makes against the scripted API (its own defaults: Claude Code 10 with
+# growing waits, Codex 5 per stream): enough for the retry scenarios, few enough that a
+# persistent fault ends a run in seconds.
+SCRIPTED_MAX_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class ScriptedApi:
+    """Where a scripted run's CLI finds its model API, and which model name it is told."""
+
+    base_url: str  # "http://model-api.scripted.invalid"
+    service: str  # the proxy's mapping: "model-api.scripted.invalid:80"
+    address: str  # where the server really listens: "127.0.0.1:PORT"
+    scenario: str
+
+
+def scripted_scenario(model: str) -> str | None:
+    """The scenario of a scripted model id ("scripted-success" -> "success"), else None."""
+    return model[len(SCRIPTED_PREFIX) :] if model.startswith(SCRIPTED_PREFIX) else None
 
 
 class _Limits:
@@ -177,8 +216,9 @@ def run_cli(task: AgentTask, sandbox: Sandbox, plan: CliPlan, home: Path) -> Age
         output_kill_bytes=AGENT_OUTPUT_KILL_BYTES,
         env=env,
         # Visible anyway under bubblewrap (the host is read-only); docker mounts only these.
-        read_only=[Path(plan.argv[0]).resolve().parent],
+        read_only=[_install_root(Path(plan.argv[0]))],
         writable=[home],
+        local_services=plan.local_services,
     )
     task.transcript_path.parent.mkdir(parents=True, exist_ok=True)
     # The sandbox appends to the transcript file; a retry starts from an empty one.
@@ -195,6 +235,16 @@ def run_cli(task: AgentTask, sandbox: Sandbox, plan: CliPlan, home: Path) -> Age
     if plan.finish is not None:
         plan.finish()
     return judge(task, plan, result, limits, prices, env)
+
+
+def _install_root(executable: Path) -> Path:
+    """What the sandbox must see of the CLI's install: the whole pinned node_modules for a
+    pinned CLI (`codex` is a node script that starts the binary of a sibling package),
+    else the folder of the resolved executable."""
+    pinned = settings.agent_cli_bin()
+    if executable.parent == pinned:
+        return pinned.parent.resolve()
+    return executable.resolve().parent
 
 
 def judge(
@@ -321,10 +371,34 @@ class CliAdapter(AgentAdapter, abc.ABC):
     """An adapter that runs a command-line agent under the sandbox (see the module doc)."""
 
     @abc.abstractmethod
-    def build(self, task: AgentTask, home: Path) -> CliPlan:
-        """The argv, environment and meter for `task`; raise AgentSetupError if impossible."""
+    def build(self, task: AgentTask, home: Path, scripted: ScriptedApi | None = None) -> CliPlan:
+        """The argv, environment and meter for `task` (its model API the scripted one when
+        `scripted` is given); raise AgentSetupError if impossible."""
 
     def run(self, task: AgentTask, sandbox: Sandbox) -> AgentOutcome:
         home = agent_home(task)
-        plan = self.build(task, home)
-        return run_cli(task, sandbox, plan, home)
+        name = scripted_scenario(task.model)
+        if name is None:
+            return run_cli(task, sandbox, self.build(task, home), home)
+        # Imported here: only scripted runs need the server (and the game it writes).
+        from bench_pipeline.agents.scripted_server import ScriptedModelServer, scenario
+
+        try:
+            script = scenario(name)
+        except ValueError as exc:
+            # The cell's bad model, not the machine's: this run is an error, the sweep goes on.
+            return AgentOutcome(status="error", message=f"model {task.model!r}: {exc}")
+        with ScriptedModelServer(script) as server:
+            host, port = server.address
+            api = ScriptedApi(
+                base_url=f"http://{SCRIPTED_HOST}",
+                service=f"{SCRIPTED_HOST}:{SCRIPTED_PORT}",
+                address=f"{host}:{port}",
+                scenario=name,
+            )
+            plan = self.build(task, home, api)
+            plan.local_services[api.service] = api.address
+            outcome = run_cli(task, sandbox, plan, home)
+            # What the script played: requests, faults answered, replies served.
+            outcome.details["scripted_api"] = server.report()
+        return outcome

@@ -22,6 +22,12 @@ The argv, for a cell with model M and effort E:
 - `max_turns`: Codex has no such flag; the harness counts model round trips in the stream
   (see `CodexJsonMeter`) and stops the run past the limit.
 
+Scripted model API (a `scripted-<scenario>` model, see scripted_server.py): a model provider
+`-c model_providers.scripted={base_url="http://model-api.scripted.invalid/v1", ...}
+-c model_provider=scripted`, as a user adds one for a gateway, with a placeholder key and
+`--model gpt-5.5`; no login is copied. Non-essential traffic is off on every run
+(`QUIET_CONFIG`).
+
 Budget: `codex exec --json` prints token usage only when its turn ends, i.e. at the end of
 the run. While it works, the harness reads the cumulative `token_count` events Codex writes
 to its session log under the per-run CODEX_HOME, so an expensive run is stopped mid-way.
@@ -45,19 +51,39 @@ from pathlib import Path
 
 from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli_adapter import (
+    SCRIPTED_MAX_RETRIES,
     CliAdapter,
     CliPlan,
+    ScriptedApi,
     allowed_hosts,
     host_env,
     prompt_arg,
     resolve_executable,
 )
+from bench_pipeline.agents.scripted_server import SCRIPTED_API_KEY
 from bench_pipeline.agents.transcripts import CodexJsonMeter
 
-INSTALL_HINT = "install the Codex CLI (npm i -g @openai/codex) or use agent: synthetic"
+INSTALL_HINT = (
+    "run `make setup` (installs the pinned Codex CLI into toolchain/agents) or use agent: synthetic"
+)
 PASSTHROUGH_VARS = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL")
 REASONING_EFFORT = {"low": "low", "medium": "medium", "high": "high", "max": "xhigh"}
 SANDBOX_MODES = ("workspace-write", "danger-full-access")
+# What Codex is told it runs when the model API is the scripted one (see claude_code.py).
+SCRIPTED_API_MODEL = "gpt-5.5"
+SCRIPTED_KEY_VAR = "BENCH_SCRIPTED_API_KEY"
+# Codex's own switches for traffic a benchmark run does not need (config keys; Codex ignores
+# keys it does not know): no analytics events, no OpenTelemetry export, no update check, no
+# plugin catalogue sync.
+QUIET_CONFIG = (
+    "analytics.enabled=false",
+    'otel.exporter="none"',
+    'otel.trace_exporter="none"',
+    "check_for_update_on_startup=false",
+    "feedback.enabled=false",
+    # The curated-plugins sync at start-up (github.com, api.github.com, chatgpt.com).
+    "features.plugins=false",
+)
 # The session log is looked for at most this often until found (a recursive glob per line
 # would be wasteful), and then read incrementally at most this often.
 SESSION_SCAN_INTERVAL_S = 0.5
@@ -157,7 +183,7 @@ class CodexAdapter(CliAdapter):
         self.sandbox_mode = sandbox_mode
         self.extra_args = list(extra_args)
 
-    def build(self, task: AgentTask, home: Path) -> CliPlan:
+    def build(self, task: AgentTask, home: Path, scripted: ScriptedApi | None = None) -> CliPlan:
         exe = resolve_executable(self.executable, INSTALL_HINT)
         effort = str(task.config.get("effort", "medium"))
         if effort not in REASONING_EFFORT:
@@ -171,7 +197,7 @@ class CodexAdapter(CliAdapter):
             "exec",
             "--json",
             "--model",
-            task.model,
+            SCRIPTED_API_MODEL if scripted else task.model,
             "--sandbox",
             self.sandbox_mode,
             "--skip-git-repo-check",
@@ -183,19 +209,32 @@ class CodexAdapter(CliAdapter):
             f'web_search="{"live" if web else "disabled"}"',
             "-c",
             f"tools.web_search={'true' if web else 'false'}",
+            *(arg for item in QUIET_CONFIG for arg in ("-c", item)),
+            *(self._scripted_provider(scripted) if scripted else ()),
             *self.extra_args,
             prompt_arg(task.prompt),
         ]
         codex_home = home / ".codex"
         codex_home.mkdir()
-        login_copied = self._copy_login(codex_home)
-        env = {**host_env(PASSTHROUGH_VARS), "CODEX_HOME": str(codex_home)}
-        if "OPENAI_API_KEY" in env and "CODEX_API_KEY" not in env:
-            env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        if scripted:
+            # The scripted API gets no login nor key of the user's: a placeholder key.
+            login_copied = False
+            env = {SCRIPTED_KEY_VAR: SCRIPTED_API_KEY, "CODEX_HOME": str(codex_home)}
+        else:
+            login_copied = self._copy_login(codex_home)
+            env = {**host_env(PASSTHROUGH_VARS), "CODEX_HOME": str(codex_home)}
+            if "OPENAI_API_KEY" in env and "CODEX_API_KEY" not in env:
+                env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        # Codex will not set up its own sandbox's helpers when CODEX_HOME lies under the temp
+        # folder (TMPDIR, else /tmp), and then no command it runs works: a private temp folder
+        # in the run's HOME keeps a run folder under /tmp (a test's, a scratch store) usable.
+        tmp = home / "tmp"
+        tmp.mkdir()
+        env["TMPDIR"] = str(tmp)
         meter = CodexJsonMeter()
         reader = SessionLogReader(codex_home, meter)
         hint = ""
-        if not login_copied and "CODEX_API_KEY" not in env:
+        if not scripted and not login_copied and "CODEX_API_KEY" not in env:
             hint = f"note: no OPENAI_API_KEY/CODEX_API_KEY set and no {host_codex_home()}/auth.json"
         return CliPlan(
             label="codex",
@@ -203,7 +242,7 @@ class CodexAdapter(CliAdapter):
             meter=meter,
             env=env,
             structured="codex exec --json",
-            allowed_hosts=allowed_hosts(self.name, "OPENAI_BASE_URL"),
+            allowed_hosts=() if scripted else allowed_hosts(self.name, "OPENAI_BASE_URL"),
             on_line=reader.poll,
             finish=lambda: self._finish(reader, codex_home),
             details={
@@ -218,6 +257,17 @@ class CodexAdapter(CliAdapter):
             },
             failure_hint=hint,
         )
+
+    @staticmethod
+    def _scripted_provider(api: ScriptedApi) -> tuple[str, ...]:
+        """A model provider for the scripted API, as a user adds one for a gateway."""
+        retries = SCRIPTED_MAX_RETRIES
+        provider = (
+            f'{{name="scripted",base_url="{api.base_url}/v1",wire_api="responses",'
+            f'env_key="{SCRIPTED_KEY_VAR}",request_max_retries={retries},'
+            f"stream_max_retries={retries}}}"
+        )
+        return ("-c", f"model_providers.scripted={provider}", "-c", "model_provider=scripted")
 
     @staticmethod
     def _finish(reader: SessionLogReader, codex_home: Path) -> None:

@@ -23,6 +23,7 @@ from bench_pipeline.agents.base import AgentSetupError, AgentTask
 from bench_pipeline.agents.cli_adapter import (
     CliAdapter,
     CliPlan,
+    ScriptedApi,
     allowed_hosts,
     host_env,
     resolve_executable,
@@ -82,7 +83,12 @@ class CommandAdapter(CliAdapter):
         self.env = dict(env or {})
         self.allow_hosts = tuple(allow_hosts) if allow_hosts is not None else None
 
-    def build(self, task: AgentTask, home: Path) -> CliPlan:
+    def build(self, task: AgentTask, home: Path, scripted: ScriptedApi | None = None) -> CliPlan:
+        if scripted is not None:
+            raise AgentSetupError(
+                f"model {task.model!r} is played by the scripted model API, which only the "
+                "claude-code and codex harnesses know how to point their CLI at"
+            )
         exe = resolve_executable(self.template[0], INSTALL_HINT)
         prompt_file = home / "prompt.md"
         if any("{prompt_file}" in arg for arg in self.template):

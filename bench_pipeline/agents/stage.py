@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline import stages
 from bench_pipeline.agents.base import (
     AgentAdapter,
     AgentOutcome,
@@ -46,7 +47,7 @@ from bench_pipeline.sandbox.base import Sandbox
 from bench_pipeline.warehouse.artifacts import ArtifactStore, RecordError, atomic_write_bytes
 from bench_pipeline.warehouse.budget import ArtifactBudget
 
-STAGE = "agent_generation"
+STAGE = stages.AGENT_GENERATION.name
 ARCHIVE = "workspace.tar.gz"
 # A run's workspace may not grow past this many bytes in the archive: an agent that
 # writes gigabytes is recorded, not archived whole (see archive_workspace).

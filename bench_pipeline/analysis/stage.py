@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pandas as pd
 
+from bench_pipeline import stages
 from bench_pipeline.analysis.runs import AnalysisInputError
 from bench_pipeline.design.axes import AXES
 from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_bytes
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from bench_pipeline.analysis.effects import EffectsReport
     from bench_pipeline.analysis.instrument import BotAccuracy, InstrumentFlag
 
-STAGE = "effects_analysis"
+STAGE = stages.EFFECTS_ANALYSIS.name
 
 # The outcomes analysed for every experiment, with the effect size the power estimate
 # is asked for (in the metric's units): 5 points on a 0-100 score, 10 cents, 1 minute, and

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline import stages
 from bench_pipeline.bot.contract import TEST_IDS, Calibration, Evaluation, TestResult, Verdict
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 
-STAGE = "bot_evaluation"
-BUILD_STAGE = "sandboxed_build"
+STAGE = stages.BOT_EVALUATION.name
+BUILD_STAGE = stages.SANDBOXED_BUILD.name
 
 
 class NoBuildRecord(LookupError):

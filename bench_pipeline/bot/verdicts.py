@@ -125,35 +125,40 @@ def state_of(o: Observed) -> crosscheck.StateView | None:
 _STATE_VIEWS: dict[int, tuple[ObservationLog, crosscheck.SampledState | None]] = {}
 # A finding of the state model below this confidence is no second reader.
 MIN_STATE_CONFIDENCE = 0.6
-# The state's piece (or board) speaks against a renderer's PASS only once it agreed with
-# the renderer on this many other episodes of its kind: a wrong guess of the state model
-# (a counter taken for x) then never turns a right PASS into INCONCLUSIVE.
+# A part of the state (the piece's x, its y, the board) speaks against a renderer's PASS
+# only once it agreed with the renderer on this many episodes of its own tests: a wrong
+# guess of the state model (the spawn column or a counter taken for x) then never turns a
+# right PASS into INCONCLUSIVE. x and y are trusted apart: a right y (gravity agreed)
+# says nothing of the x the model paired with it.
 MIN_AGREEMENTS = 2
 _ASPECT_TESTS = {
-    "piece": ("gravity", "move_left", "move_right", "soft_drop"),
+    "x": ("move_left", "move_right"),
+    "y": ("gravity", "soft_drop"),
     "board": ("lock", "hard_drop", "line_clear"),
 }
 
 
 def _trusted(o: Observed, view: crosscheck.SampledState | None) -> crosscheck.SampledState | None:
-    """`view` without the parts that never agreed with the renderer where both saw play."""
+    """`view` whose parts that never agreed with the renderer where both saw play may
+    confirm a PASS but no longer contradict one."""
     if view is None:
         return None
-    keep = {"piece": view.piece, "board": view.board}
+    speaks = {}
     for aspect, tests in _ASPECT_TESTS.items():
         agreed = sum(
             crosscheck.check(test, episode, view).agrees is True
             for test in tests
             for episode in o.evidence.episodes(test, "pass")
         )
-        if agreed < MIN_AGREEMENTS:
-            keep[aspect] = ()
+        speaks[aspect] = agreed >= MIN_AGREEMENTS
     return crosscheck.SampledState(
-        piece=keep["piece"],
-        board=keep["board"],
+        piece=view.piece,
+        board=view.board,
         scores=view.scores,
         over=view.over,
-        board_speaks_against=view.board_speaks_against,
+        board_speaks_against=view.board_speaks_against and speaks["board"],
+        x_speaks_against=speaks["x"],
+        y_speaks_against=speaks["y"],
     )
 
 

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline import stages
 from bench_pipeline.agents.stage import ARCHIVE, NoGenerationRecord, extract_workspace
 from bench_pipeline.agents.stage import STAGE as GENERATION_STAGE
 from bench_pipeline.build.project import build_project
 from bench_pipeline.sandbox.base import Sandbox
 from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_bytes
 
-STAGE = "sandboxed_build"
+STAGE = stages.SANDBOXED_BUILD.name
 
 
 def run_build(

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench_pipeline import stages
 from bench_pipeline.agents.stage import ARCHIVE, NoGenerationRecord, extract_workspace
 from bench_pipeline.agents.stage import STAGE as GENERATION_STAGE
 from bench_pipeline.build.stage import STAGE as BUILD_STAGE
@@ -26,7 +27,7 @@ from bench_pipeline.warehouse.artifacts import (
     unrepresentable,
 )
 
-STAGE = "quality_metrics"
+STAGE = stages.QUALITY_METRICS.name
 EVENTS_FILE = "transcript_events.json"
 
 

@@ -61,6 +61,11 @@ class SandboxPolicy:
     # anyway (a throw-away local upstream proves an allowed request goes through without the
     # internet). Nothing in the pipeline sets it.
     test_only_local_upstreams: Sequence[str] = ()
+    # Services the harness itself runs on the host for this program (the scripted model API):
+    # "name:port" as the program asks for it -> the "ip:port" it really listens on. Reached
+    # only by that exact name and port, whatever the allow-list; the name should be one that
+    # never resolves (*.invalid), so nothing else can answer to it.
+    local_services: Mapping[str, str] = field(default_factory=dict)
     memory_mb: int = 4096
     max_processes: int = 256
     max_file_mb: int = 512

@@ -501,7 +501,9 @@ def _start_egress(policy: SandboxPolicy, folder: Path) -> tuple[EgressProxy | No
         return None, "network needs python3 in /usr/bin (the sandbox's egress bridge)"
     try:
         proxy = EgressProxy(
-            policy.allowed_hosts, test_only_local_upstreams=policy.test_only_local_upstreams
+            policy.allowed_hosts,
+            test_only_local_upstreams=policy.test_only_local_upstreams,
+            local_services=policy.local_services,
         )
     except ValueError as exc:
         return None, str(exc)

@@ -17,6 +17,8 @@ connections are open at once. The proxy connects to the addresses it checked, ne
 second lookup of the name, so DNS cannot swap a public address for a private one in between.
 
 Allow-list entries: `host` (ports 80 and 443), `host:port`, `*.domain` (any subdomain).
+`local_services` maps exact `name:port` pairs to a service the harness runs for this program
+on the host (the scripted model API): reached at that address only, without a lookup.
 Defaults per harness are in `DEFAULT_ALLOW_HOSTS`; `BENCH_ALLOW_HOSTS_<NAME>` replaces one
 (see `allow_hosts_for`).
 """
@@ -226,6 +228,7 @@ class EgressProxy:
         allow_hosts: Sequence[str],
         *,
         test_only_local_upstreams: Sequence[str] = (),
+        local_services: Mapping[str, str] | None = None,
         max_connections: int = MAX_CONNECTIONS,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ) -> None:
@@ -233,6 +236,15 @@ class EgressProxy:
         self.test_upstreams = {
             _split_host_port(e.strip().lower()) for e in test_only_local_upstreams
         }
+        self.local_services: dict[tuple[str, int], tuple[str, int]] = {}
+        for name, address in (local_services or {}).items():
+            host, port = _split_host_port(name.strip().lower())
+            to_host, to_port = _split_host_port(address.strip())
+            if port is None or to_port is None:
+                raise ValueError(
+                    f"local service {name!r} -> {address!r}: give host:port on both sides"
+                )
+            self.local_services[(host, port)] = (to_host, to_port)
         self.connect_timeout_s = connect_timeout_s
         self.max_connections = max_connections
         self._slots = threading.BoundedSemaphore(max_connections)
@@ -296,6 +308,7 @@ class EgressProxy:
             return {
                 "allowed_hosts": [str(rule) for rule in self.rules],
                 "test_only_local_upstreams": sorted(f"{h}:{p}" for h, p in self.test_upstreams),
+                "local_services": sorted(f"{h}:{p}" for h, p in self.local_services),
                 "connections": dict(sorted(self._allowed.items())),
                 "failed": dict(sorted(self._failed.items())),
                 "refused": list(self._refused),
@@ -395,6 +408,9 @@ class EgressProxy:
     def _open_upstream(self, client: socket.socket, host: str, port: int) -> socket.socket | None:
         host = host.rstrip(".")
         target = f"{host}:{port}"
+        service = self.local_services.get((host, port))
+        if service is not None:
+            return self._connect_service(client, target, service)
         test_pair = (host, port) in self.test_upstreams
         if not test_pair and not any(rule.matches(host, port) for rule in self.rules):
             self._refuse(client, target, "not on the allow-list")
@@ -429,11 +445,33 @@ class EgressProxy:
         with self._lock:
             self._failed[target] += 1
         log.info("egress to %s failed: %s", target, last)
+        self._bad_gateway(client)
+        return None
+
+    def _connect_service(
+        self, client: socket.socket, target: str, address: tuple[str, int]
+    ) -> socket.socket | None:
+        """A service the harness runs for this sandbox (`local_services`): no name lookup,
+        the configured address only."""
+        try:
+            sock = socket.create_connection(address, timeout=self.connect_timeout_s)
+        except OSError as exc:
+            with self._lock:
+                self._failed[target] += 1
+            log.info("egress to local service %s failed: %s", target, exc)
+            self._bad_gateway(client)
+            return None
+        sock.settimeout(None)
+        with self._lock:
+            self._allowed[target] += 1
+        return sock
+
+    @staticmethod
+    def _bad_gateway(client: socket.socket) -> None:
         with contextlib.suppress(OSError):
             client.sendall(
                 b"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
             )
-        return None
 
 
 def _read_head(client: socket.socket) -> tuple[bytes | None, bytes]:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from bench_pipeline import settings
+from bench_pipeline import settings, stages
 from bench_pipeline.sharing.claims import (
     DONE,
     FAILED,
@@ -78,8 +78,7 @@ def build_from_remote(
     """Update the bucket's columnar mirror and build this machine's warehouse from it,
     with the effects analysis and the results site: the last step of `run_main`, with the
     records read from the bucket."""
-    from assets.definitions import ACROSS_RUN_ASSETS
-    from bench_pipeline.definitions import defs
+    from bench_pipeline.orchestration.project import load_project
     from bench_pipeline.runner import QUIET
     from bench_pipeline.warehouse.artifacts import ArtifactStore
     from bench_pipeline.warehouse.build import SOURCE_SCHEMAS
@@ -89,10 +88,11 @@ def build_from_remote(
     with advisory_lock(dsn, WAREHOUSE_LOCK, on_wait=progress):
         sync = remote.sync_mirror(store, SOURCE_SCHEMAS)
         progress(f"columnar mirror in {remote.url}: {sync.describe()}")
+        project = load_project()
         result = dg.materialize(
-            ACROSS_RUN_ASSETS,
+            project.across_run_assets,
             instance=instance,
-            resources=defs.resources,
+            resources=project.resources,
             run_config=QUIET,
             tags=tags,
             raise_on_error=False,
@@ -114,10 +114,8 @@ def run_worker(
     progress: Callable[[str], None] = print,
 ) -> WorkerSummary:
     # Imported here so that the CLI starts fast.
-    from assets.definitions import ALL_ASSETS, PER_RUN_ASSETS, STAGE_ASSETS
-    from assets.partitions import run_partitions
-    from bench_pipeline.definitions import defs
     from bench_pipeline.design import load_experiment
+    from bench_pipeline.orchestration.project import load_project
     from bench_pipeline.runner import (
         CHUNK,
         QUIET,
@@ -145,11 +143,14 @@ def run_worker(
     store = ArtifactStore(settings.artifacts_dir())
     claims = Claims(dsn)
     claims.setup()
-    resources = defs.resources
-    experiment_design = STAGE_ASSETS["experiment_design"]
-    bot_evaluation = STAGE_ASSETS["bot_evaluation"]
-    run_stages = PER_RUN_ASSETS
-    all_assets = ALL_ASSETS
+    project = load_project()
+    resources = project.resources
+    stage_assets_by_name = project.stage_assets
+    run_partitions = project.run_partitions
+    experiment_design = stage_assets_by_name["experiment_design"]
+    bot_evaluation = stage_assets_by_name["bot_evaluation"]
+    run_stages = project.per_run_assets
+    all_assets = project.all_assets
     # The claims decide who executes what: the daemon must never retry a worker's run.
     base_tags = {"bench/experiment": experiment.name, WORKER_TAG: name, "dagster/max_retries": "0"}
     summary = WorkerSummary(experiment=experiment.name, worker=name, runs=0)
@@ -183,9 +184,12 @@ def run_worker(
     ]
     summary.runs = len(ordered)
     # Runs complete before any worker (a `bench run` on this instance) are not redone.
-    complete = instance.get_materialized_partitions(
-        bot_evaluation.key
-    ) & instance.get_materialized_partitions(STAGE_ASSETS["quality_metrics"].key)
+    complete = stages.complete_runs(
+        {
+            s: instance.get_materialized_partitions(stage_assets_by_name[s].key)
+            for s in stages.COMPLETES_RUN
+        }
+    )
     added = claims.register(experiment.name, ordered, complete)
     if retry_failed:
         progress(f"{claims.retry_failed(experiment.name)} failed runs claimable again")

@@ -35,6 +35,26 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+def _breaks_its_model(stage: str, record: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) where `record` does not validate against its stage's model
+    (records.py): the store refuses it on write, so a stage cannot leave a row the
+    warehouse would load wrong (a number as text, a list for a verdict)."""
+    from pydantic import ValidationError
+
+    from bench_pipeline.records import RECORDS  # lazy: the models import the bot's contract
+
+    model = RECORDS.get(stage)
+    if model is None:
+        return None
+    try:
+        model.model_validate(record)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        return field, f"{field} {first.get('msg', 'is invalid')} ({first.get('input')!r:.80})"
+    return None
+
+
 class RecordError(ValueError):
     """A record holds a value no warehouse row can: a NaN or infinite float, an integer
     beyond 64 bits. The message names the run, the record's path and the field."""
@@ -167,6 +187,10 @@ class ArtifactStore:
                 "hold (not finite, or beyond 64 bits)",
                 field,
             )
+        problem = _breaks_its_model(stage, {**record, "run_id": run_id})
+        if problem is not None:
+            field, message = problem
+            raise RecordError(f"run {run_id}: record {path}: {message}", field)
         atomic_write_json(path, {**record, "run_id": run_id})
         self.note_change(stage, run_id)
         return path

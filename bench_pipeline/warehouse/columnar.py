@@ -40,6 +40,7 @@ from typing import Any
 import duckdb
 from filelock import FileLock
 
+from bench_pipeline import stages
 from bench_pipeline.warehouse.artifacts import JOURNAL, MARKER_SEP, ArtifactStore
 from bench_pipeline.warehouse.integrity import (
     BadRecord,
@@ -51,7 +52,9 @@ from bench_pipeline.warehouse.integrity import (
 
 MIRROR = "columnar"
 EVENTS = "transcript_events"  # the table of the quality stage's normalised transcript events
-EVENTS_STAGE = "quality_metrics"  # the stage that writes them (a bad events file sends it back)
+EVENTS_STAGE = (
+    stages.QUALITY_METRICS.name
+)  # the stage that writes them (a bad events file sends it back)
 EVENTS_FILE = "transcript_events.json"
 # Columns the mirror adds to every row; never part of a warehouse table.
 META_COLUMNS = ("_seq", "_deleted", "_mtime_ns", "_size")

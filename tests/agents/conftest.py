@@ -29,6 +29,8 @@ def fake_path(monkeypatch: pytest.MonkeyPatch) -> Path:
         path = FAKE_CLI / name
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("PATH", f"{FAKE_CLI}{os.pathsep}{os.environ.get('PATH', '')}")
+    # The pinned real CLIs (make setup) come before PATH: point that lookup at the fakes too.
+    monkeypatch.setenv("BENCH_AGENT_CLI_BIN", str(FAKE_CLI))
     for name in (
         "ANTHROPIC_API_KEY",
         "CLAUDE_CODE_OAUTH_TOKEN",

@@ -25,6 +25,9 @@ from bench_pipeline.bot.contain import browser_flags, contained_browser, install
 from bench_pipeline.bot.serve import TargetError, check_url, copy_game, serve_directory
 from tests.hostile.exfiltration import Listener, leaky_game
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 SECRET = "bench-secret-7f3a9c0e"
 
 

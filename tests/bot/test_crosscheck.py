@@ -95,3 +95,26 @@ def test_a_board_held_by_identity_alone_confirms_but_never_contradicts() -> None
     assert check("line_clear", clear, stale).agrees is None
     lost = SampledState(board=[(11.4, 30), (12.2, 24)], board_speaks_against=False)
     assert check("line_clear", clear, lost).agrees is True
+
+
+def test_a_right_y_lends_no_trust_to_the_x_paired_with_it() -> None:
+    """CI, a loaded machine: the state model took a column that never moved (3.0) for x
+    beside a right y; two gravity agreements made the piece trusted, and every move the
+    page showed became INCONCLUSIVE. x and y are now trusted apart."""
+    from bench_pipeline.bot.observations import ObservationLog
+    from bench_pipeline.bot.verdicts import _trusted
+
+    log = ObservationLog()
+    log.evidence.add(5.0, "gravity", "pass", "fell 2 rows", {"since": 3.0})
+    log.evidence.add(7.0, "soft_drop", "pass", "fell 3 rows", {"since": 6.0})
+    log.evidence.add(10.0, "move_left", "pass", LEFT.detail, LEFT.data)
+    piece = [(3.0 + 0.5 * i, 3.0, float(i)) for i in range(16)]  # y rises, x never moves
+    view = _trusted(log, SampledState(piece=piece))
+    assert view is not None and view.y_speaks_against and not view.x_speaks_against
+    assert check("move_left", LEFT, view).agrees is None
+    # The same x, once it agreed on two moves, may speak against a third.
+    moving = SampledState(piece=[(9.7, 4, 0), (10.1, 3, 0), (11.7, 3, 0), (12.1, 4, 0)])
+    log.evidence.add(12.0, "move_right", "pass", "'d' moved +1", {"since": 11.8})
+    trusted = _trusted(log, moving)
+    assert trusted is not None and trusted.x_speaks_against
+    assert check("move_left", LEFT, SampledState(piece=[(9.7, 4, 0), (10.1, 4, 0)])).agrees is False

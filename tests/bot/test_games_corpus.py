@@ -24,6 +24,9 @@ import pytest
 from bench_pipeline.bot.browser import CHROMIUM_ARGS, chromium_executable
 from bench_pipeline.bot.contract import TEST_IDS
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 GAMES_DIR = Path(__file__).parent / "games"
 VERDICTS = {"PASS", "FAIL", "INCONCLUSIVE"}
 RENDERERS = {"canvas", "dom", "svg"}

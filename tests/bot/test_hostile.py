@@ -8,7 +8,7 @@ from bench_pipeline.bot import TEST_IDS, evaluate
 from bench_pipeline.bot.contract import Verdict
 
 CAP_S = 60.0
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("chromium")]
 
 
 def _run(url: str, endurance_s: float = 8.0) -> dict:

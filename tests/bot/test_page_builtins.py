@@ -16,6 +16,9 @@ from bench_pipeline.bot.geometry import BoardGeometry
 from bench_pipeline.bot.session import SLOW_ANSWERS_MAX, EventLog, GameSession, PageGone
 from tests.bot.helpers import probed_page
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 GAME = """<!doctype html><html><body><div id="score">Score 120</div>
 <canvas id="board" width="300" height="600"></canvas>
 <script>

@@ -26,7 +26,7 @@ from bench_pipeline.bot.readers.page_code import (
 )
 from bench_pipeline.bot.serve import serve_directory
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.usefixtures("chromium")]
 
 GAMES = Path(__file__).parent / "games"
 BOARD = '<canvas id="board" width="200" height="400" style="background:#111"></canvas>'

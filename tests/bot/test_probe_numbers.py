@@ -11,6 +11,9 @@ from playwright.sync_api import Page
 from bench_pipeline.bot.verdicts import LINES_LABEL, NOT_SCORE, SCORE_LABEL
 from tests.bot.helpers import probed_page
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 # Three counters in one paragraph, one per line (a real game's "Lines / Count / Record"
 # panel), and localised labels the prompt languages and real games use.
 PAGE = """<!doctype html><html><body>

@@ -50,3 +50,16 @@ def test_a_log_survives_its_own_json_unchanged(path: Path) -> None:
     log = _log(path)
     again = ObservationLog.from_json(json.loads(json.dumps(log.to_json())))
     assert again.to_json() == log.to_json()
+
+
+def test_the_recorded_logs_come_from_this_bot_version() -> None:
+    """The logs stand in for live play of most of the corpus in `make test`: a new bot
+    version (readers or players changed) records them again (tests/bot/record_corpus_logs.py),
+    or the re-judging would check today's rules against yesterday's playing."""
+    from bench_pipeline.bot.contract import BOT_VERSION
+
+    versions = {
+        p.name: json.loads(gzip.decompress(p.read_bytes()))["bot_version"] for p in RECORDED
+    }
+    stale = {name: v for name, v in versions.items() if v != BOT_VERSION}
+    assert not stale, f"recorded by another bot version than {BOT_VERSION}: {stale}"

@@ -20,7 +20,7 @@ from bench_pipeline.bot.browser import CHROMIUM_ARGS, chromium_executable
 from bench_pipeline.bot.readers.state import StateReader
 from bench_pipeline.bot.readers.state_model import interpret
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.usefixtures("chromium")]
 GAMES = Path(__file__).parent / "games"
 
 

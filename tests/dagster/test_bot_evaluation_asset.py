@@ -17,6 +17,9 @@ from bench_pipeline import settings
 from bench_pipeline.bot import TEST_IDS
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 GAME = settings.project_root() / "tests" / "bot" / "games" / "canvas-basic"
 ASSETS = [experiment_design, run_spec, bot_evaluation]
 

@@ -121,6 +121,7 @@ def test_a_missing_agent_cli_fails_the_step_with_how_to_fix_it(
 ) -> None:
     key = design(instance, resources, claude_code_experiment(tmp_path))[0]
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("BENCH_AGENT_CLI_BIN", str(tmp_path))  # no pinned CLI either
     with pytest.raises(dg.Failure, match="`claude` not found on PATH"):
         agent_generation(
             context=dg.build_asset_context(partition_key=key, instance=instance),
@@ -145,6 +146,7 @@ def test_claude_code_run_through_every_stage_into_fct_runs(
         path = FAKE_CLI / name
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     monkeypatch.setenv("PATH", f"{FAKE_CLI}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("BENCH_AGENT_CLI_BIN", str(FAKE_CLI))  # before the pinned real CLIs
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     key = design(instance, resources, claude_code_experiment(tmp_path))[0]
     result = dg.materialize(

@@ -19,7 +19,7 @@ DEPLOY = settings.project_root() / "deploy"
 
 
 @pytest.fixture
-def pg_database() -> Iterator[str]:
+def pg_database(postgres: dict[str, object]) -> Iterator[str]:
     """A new, empty database on the local server, dropped afterwards."""
     with fresh_database("bench_deploy") as name:
         yield name

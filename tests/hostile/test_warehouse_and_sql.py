@@ -5,6 +5,7 @@ subprocess of the installed entry point."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import socket
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 
 from bench_pipeline import definitions, settings
 from bench_pipeline.cli import app
+from bench_pipeline.orchestration import project
 from bench_pipeline.runner import run_main
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import query
@@ -230,10 +232,11 @@ def test_a_resumed_run_recomputes_only_the_quarantined_stage(
         p.name: p.read_bytes() for p in (store.root / "records" / "agent_generation").iterdir()
     }
 
-    # Any agent invoked now fails the test: the agent stage must not run again.
+    # Any agent invoked now fails the test: the agent stage must not run again. `bench run`
+    # loads the definitions by module name (orchestration/project.py): patched there.
     real = definitions.defs
     monkeypatch.setattr(
-        definitions,
+        importlib.import_module(project.DEFINITIONS_MODULE),
         "defs",
         dg.Definitions(
             assets=definitions.ALL_ASSETS,

@@ -22,6 +22,9 @@ from tests.report.test_site import _parse
 from tests.warehouse.accuracy_files import write_accuracy_file
 from tests.warehouse.fake_runs import write_store
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 
 def _text(path: Path) -> str:
     """The page's text, tags removed and spaces collapsed (what a reader sees)."""

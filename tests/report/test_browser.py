@@ -14,6 +14,9 @@ from bench_pipeline import settings
 from bench_pipeline.bot.browser import CHROMIUM_ARGS, chromium_executable
 from tests.report.conftest import Site
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 SHOTS = settings.project_root() / "test-artifacts" / "report"
 BROKEN_IMAGES = (
     "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"

@@ -1,4 +1,9 @@
-"""Stand-ins for the `claude` and `codex` CLIs: no model API is reachable from the tests.
+"""Stand-ins for the `claude` and `codex` CLIs, for what the real ones cannot be made to show.
+
+The real CLIs run in tests/agents/test_real_cli.py against the scripted model API
+(bench_pipeline/agents/scripted_server.py). These fakes remain for a CLI's own misbehaviour
+(stdout that is not JSON, a crash, a transcript cut mid-line) and for how the user's
+credentials reach a run (a scripted run never gets them).
 
 Each fake parses its argv the way the real CLI does (refusing what the real one refuses,
 e.g. stream-json without --verbose, or bypassPermissions as root without IS_SANDBOX=1),

@@ -29,6 +29,9 @@ import pytest
 from bench_pipeline.agents.synthetic.game import GameSpec
 from tests.agents.synthetic.support import build, needs_tsc
 
+# Each test here opens Chromium: asking for it marks them `browser` (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 ENDURANCE_S = 10.0
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 QUALITY_JS = frozenset({"lint_errors", "magic_numbers", "deep_nesting", "one_giant_file"})
