@@ -164,20 +164,17 @@ def pools(
         out.print(f"automation: {line}", highlight=False, markup=False)
 
 
-def _automation_outlook() -> dict[str, Any]:
+def _automation_outlook() -> tuple[dict[str, Any], list[str]]:
     import dagster as dg
 
-    from assets.sweeps.outlook import automation_outlook
-    from bench_pipeline.definitions import defs
+    from bench_pipeline.orchestration.project import automation_outlook
 
     with dg.DagsterInstance.get() as instance:
-        return automation_outlook(instance, defs)
+        return automation_outlook(instance)
 
 
 def _automation_lines() -> list[str]:
-    from assets.sweeps.outlook import outlook_lines
-
-    return outlook_lines(_automation_outlook())
+    return _automation_outlook()[1]
 
 
 @app.command()
@@ -187,14 +184,12 @@ def status(
     """What the automation would launch next without anyone asking, and what it would cost
     at the registry's prices: the nightly new-model schedule and the automation sensor."""
     _ensure_dagster_home()
-    outlook = _automation_outlook()
+    outlook, lines = _automation_outlook()
     if as_json:
         sys.stdout.write(json.dumps(outlook, default=_json_default) + "\n")
         return
     out.print(f"DAGSTER_HOME={settings.dagster_home()}", highlight=False, markup=False)
-    from assets.sweeps.outlook import outlook_lines
-
-    for line in outlook_lines(outlook):
+    for line in lines:
         out.print(line, highlight=False, markup=False)
     estimate = outlook["schedule"]["estimate"]
     if estimate:
