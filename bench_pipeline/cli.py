@@ -574,20 +574,50 @@ def evaluate(
     endurance_seconds: Annotated[
         float, typer.Option(help="Length of the endurance window.")
     ] = 30.0,
+    hard_cap_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="The evaluation and everything it started end by then, whatever the page "
+            "does (default: BENCH_BOT_HARD_CAP_S, else 60; at least 15)."
+        ),
+    ] = None,
 ) -> None:
     """Play one Tetris game with the bot and print the sixteen verdicts."""
     from bench_pipeline.bot.browser import BrowserMissingError
     from bench_pipeline.bot.evaluate import evaluate as run_evaluation
+    from bench_pipeline.bot.isolate import EvaluationCrashed
     from bench_pipeline.bot.serve import TargetError
 
     try:
-        result = run_evaluation(target, endurance_seconds, artifacts)
-    except (TargetError, BrowserMissingError) as error:
+        cap = (
+            settings.bot_hard_cap_s()
+            if hard_cap_seconds is None
+            else settings.check_bot_hard_cap(hard_cap_seconds, "--hard-cap-seconds")
+        )
+    except ValueError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
+    # SIGTERM ends the evaluation as Ctrl-C does: its browser killed, its scratch removed.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        result = run_evaluation(target, endurance_seconds, artifacts, cap)
+    except (TargetError, BrowserMissingError, EvaluationCrashed) as error:
         raise _fail(str(error)) from None
+    except KeyboardInterrupt:
+        raise _fail(
+            "interrupted: the evaluation was stopped, its browser ended and its scratch "
+            "folders removed; no verdicts",
+            130,
+        ) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if as_json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return
     _print_evaluation(target, result.to_json())
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _print_evaluation(target: str, data: dict) -> None:
@@ -663,6 +693,10 @@ def run(
     the bot; then build the warehouse."""
     from bench_pipeline.design import DesignError
 
+    try:
+        settings.bot_hard_cap_s()  # read by the bot's step: a bad value is said up front
+    except ValueError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
     _ensure_dagster_home()
     _fit_pools()
     import dagster as dg

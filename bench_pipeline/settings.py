@@ -67,6 +67,34 @@ def bot_endurance_s() -> float:
     return float(raw) if raw else 30.0
 
 
+# An evaluation's hard cap cannot be shorter than this: play ends 12 s before the cap and
+# the browser is closed 5 s before it (bot/timings.py).
+MIN_BOT_HARD_CAP_S = 15.0
+
+
+def bot_hard_cap_s() -> float:
+    """Hard cap of one bot evaluation (seconds): BENCH_BOT_HARD_CAP_S, else 60.
+
+    The evaluation's whole process tree ends by then whatever the page does (bot/isolate.py)."""
+    from bench_pipeline.bot.timings import TIMINGS
+
+    raw = os.environ.get("BENCH_BOT_HARD_CAP_S", "").strip()
+    if not raw:
+        return TIMINGS.hard_cap_s
+    return check_bot_hard_cap(raw, "BENCH_BOT_HARD_CAP_S")
+
+
+def check_bot_hard_cap(raw: str | float, name: str) -> float:
+    """`raw` as a hard cap in seconds, or a ValueError naming `name` and the bounds."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, not {raw!r}") from None
+    if not MIN_BOT_HARD_CAP_S <= value <= 3600:
+        raise ValueError(f"{name} must be between {MIN_BOT_HARD_CAP_S:.0f} and 3600 seconds")
+    return value
+
+
 def max_run_seconds() -> int:
     """Backstop on one Dagster run (run monitoring cancels it after this): each stage has its
     own tighter limit per benchmark run (agent time limit, build timeout, bot hard cap)."""

@@ -41,6 +41,17 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="session")
+def dagster_webserver() -> Path:
+    """The `dagster-webserver` executable of this environment (what `bench ui` and the UI
+    tests start): asking for it marks the test `webserver`."""
+    import sys
+
+    path = Path(sys.executable).with_name("dagster-webserver")
+    assert path.is_file(), f"no {path}: run make setup"
+    return path
+
+
+@pytest.fixture(scope="session")
 def postgres() -> dict[str, object]:
     """The Postgres server on 127.0.0.1:5432 (trust auth), its connection settings: asking
     for it marks the test `postgres`. Skips where no server answers (CI starts one)."""

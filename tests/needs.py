@@ -14,7 +14,6 @@ The tiers (`pytest -m <marker>`):
 - `postgres`: the Postgres server on 127.0.0.1:5432
 - `sandbox`: bubblewrap (agent, build and bot sandboxes)
 - `webserver`: a Dagster web server started for the test
-- `e2e`: a whole pipeline run (`bench run` or `dg.materialize` of every stage)
 """
 
 from __future__ import annotations
@@ -31,15 +30,14 @@ NEEDS: dict[str, str] = {
     "pg_database": "postgres",
     "pg_env": "postgres",
     "bwrap": "sandbox",
+    "sandbox": "sandbox",  # the bubblewrap fixtures of the agent, build and quality tests
     "dagster_webserver": "webserver",
-    "finished_pipeline": "e2e",
 }
 TIERS: dict[str, str] = {
     "browser": "opens headless Chromium (the `chromium` fixture)",
     "postgres": "needs the Postgres server on 127.0.0.1:5432 (the `postgres` fixture)",
     "sandbox": "runs bubblewrap (the `bwrap` fixture)",
     "webserver": "starts a Dagster web server (the `dagster_webserver` fixture)",
-    "e2e": "reads a whole pipeline run (the `finished_pipeline` fixture)",
 }
 
 _current: list[pytest.Item] = []

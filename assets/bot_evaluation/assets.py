@@ -31,6 +31,10 @@ CHECKS = stage_rules(STAGE)
 
 class BotEvaluationConfig(dg.Config):
     endurance_seconds: float = settings.bot_endurance_s()
+    # The evaluation's whole process tree ends by then, whatever the page does (None:
+    # BENCH_BOT_HARD_CAP_S, else 60; read when the step runs, so a bad value fails the step
+    # with its one-line reason instead of the code location).
+    hard_cap_seconds: float | None = None
     # Browsers at once when one step evaluates several runs (a partition range).
     parallel_browsers: int = 2
 
@@ -47,14 +51,16 @@ def endurance_for(tags: Mapping[str, str], default: float) -> float:
         ) from None
 
 
-def _evaluate_run(store: ArtifactStore, run_id: str, endurance_s: float) -> dict[str, Any]:
+def _evaluate_run(
+    store: ArtifactStore, run_id: str, endurance_s: float, hard_cap_s: float
+) -> dict[str, Any]:
     target = served_dir(store, run_id)
     evidence = store.run_dir(run_id, STAGE)
     if target is None:
         # A failed build is a result: the run scores what it earns.
         result = no_page_evaluation(run_id, "the build produced no page to play")
     else:
-        result = evaluate(str(target), endurance_s, evidence)
+        result = evaluate(str(target), endurance_s, evidence, hard_cap_s)
     record = to_record(result, evidence)
     store.write_record(STAGE, run_id, record)
     record["why"] = {t: result.results[t].reason for t in TEST_IDS}
@@ -89,6 +95,14 @@ def bot_evaluation(
 ) -> dg.MaterializeResult:
     store = artifact_store.store()
     run_ids = context.partition_keys
+    try:
+        hard_cap_s = (
+            settings.bot_hard_cap_s()
+            if config.hard_cap_seconds is None
+            else settings.check_bot_hard_cap(config.hard_cap_seconds, "hard_cap_seconds")
+        )
+    except ValueError as error:
+        raise dg.Failure(description=str(error), allow_retries=False) from None
     for run_id in run_ids:
         try:
             served_dir(store, run_id)
@@ -100,7 +114,8 @@ def bot_evaluation(
         context.log.info(f"bot endurance window {endurance_s:g} s, set by the sweep's launch")
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
         futures = {
-            run_id: pool.submit(_evaluate_run, store, run_id, endurance_s) for run_id in run_ids
+            run_id: pool.submit(_evaluate_run, store, run_id, endurance_s, hard_cap_s)
+            for run_id in run_ids
         }
     # Every run is evaluated (and its record written) before one failure is raised: a game
     # that crashes the bot must not cost the other runs of the step their verdicts.

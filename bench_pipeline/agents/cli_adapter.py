@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from bench_pipeline import settings
 from bench_pipeline.agents.base import AgentAdapter, AgentOutcome, AgentSetupError, AgentTask
 from bench_pipeline.agents.transcripts import Prices, UsageMeter
+from bench_pipeline.sandbox import fdtree
 from bench_pipeline.sandbox.base import Sandbox, SandboxPolicy, SandboxResult, sandbox_path
 from bench_pipeline.sandbox.egress import allow_hosts_for
 
@@ -100,7 +101,8 @@ def agent_home(task: AgentTask) -> Path:
                 f"{home} exists and was not created by the harness; refusing to reuse it as "
                 "the agent's HOME (move it away)"
             )
-        shutil.rmtree(home)
+        # What an agent left in its HOME may be as deep or long-named as it likes.
+        fdtree.remove_tree(home)
     home.mkdir(parents=True)
     (home / HOME_MARKER).write_text("per-run HOME of an agent CLI; deleted on the next run\n")
     return home

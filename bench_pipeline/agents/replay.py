@@ -46,7 +46,7 @@ from bench_pipeline.agents.bounds import (
     outcome_problems,
 )
 from bench_pipeline.agents.transcripts import Prices, UsageMeter, meter_lines
-from bench_pipeline.sandbox.base import Sandbox
+from bench_pipeline.sandbox.base import Sandbox, default_disk_quota_files, default_disk_quota_mb
 
 METADATA = "metadata.json"
 TRANSCRIPT = "transcript.jsonl"
@@ -229,6 +229,12 @@ def scan_workspace(workspace: Path) -> list[_Entry]:
     if not stat.S_ISDIR(info.st_mode):
         raise RecordingError(f"{WORKSPACE} is a {_kind(info.st_mode)}, not a folder")
     root = os.path.realpath(workspace)
+    # The same disk quota as a sandboxed agent's workspace (sandbox/quota.py), by apparent
+    # size: a 2 GiB sparse file holding 16 KB on the recording's disk is 2 GiB once copied.
+    quota_mb = default_disk_quota_mb()
+    max_bytes = quota_mb * 1024 * 1024 if quota_mb else None
+    max_entries = min(MAX_WORKSPACE_ENTRIES, default_disk_quota_files())
+    total = 0
     entries: list[_Entry] = []
     links_seen: dict[tuple[int, int], int] = {}
     nlinks: dict[tuple[int, int], tuple[int, str]] = {}
@@ -238,8 +244,11 @@ def scan_workspace(workspace: Path) -> list[_Entry]:
         with os.scandir(workspace / folder if folder else workspace) as listing:
             children = sorted(listing, key=lambda e: e.name)
         for child in children:
-            if len(entries) >= MAX_WORKSPACE_ENTRIES:
-                raise RecordingError(f"{label} holds more than {MAX_WORKSPACE_ENTRIES:,} entries")
+            if len(entries) >= max_entries:
+                raise RecordingError(
+                    f"{label} holds more than {max_entries:,} entries (the sandbox's file quota, "
+                    "BENCH_SANDBOX_DISK_FILES)"
+                )
             relative = f"{folder}/{child.name}" if folder else child.name
             shown = f"{WORKSPACE}/{relative}"
             mode = child.stat(follow_symlinks=False).st_mode
@@ -261,6 +270,14 @@ def scan_workspace(workspace: Path) -> list[_Entry]:
                 )
             elif stat.S_ISREG(mode):
                 st = child.stat(follow_symlinks=False)
+                total += st.st_size
+                if max_bytes is not None and total > max_bytes:
+                    raise RecordingError(
+                        f"{label} holds more than the {quota_mb} MiB disk quota "
+                        f"(BENCH_SANDBOX_DISK_MB) by apparent size: {shown} is "
+                        f"{st.st_size:,} bytes, {st.st_blocks * 512:,} of them on disk "
+                        "(a sparse file counts its full length: that is what copying it writes)"
+                    )
                 key = (st.st_dev, st.st_ino)
                 links_seen[key] = links_seen.get(key, 0) + 1
                 nlinks[key] = (st.st_nlink, shown)

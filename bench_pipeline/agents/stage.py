@@ -22,7 +22,7 @@ import hashlib
 import io
 import json
 import os
-import shutil
+import stat
 import tarfile
 import time
 import traceback
@@ -43,6 +43,7 @@ from bench_pipeline.agents.base import (
 )
 from bench_pipeline.agents.bounds import outcome_problems
 from bench_pipeline.agents.prompts import PROMPT_VERSION, build_prompt, context_file_for
+from bench_pipeline.sandbox import fdtree
 from bench_pipeline.sandbox.base import Sandbox
 from bench_pipeline.warehouse.artifacts import ArtifactStore, RecordError, atomic_write_bytes
 from bench_pipeline.warehouse.budget import ArtifactBudget
@@ -52,11 +53,25 @@ ARCHIVE = "workspace.tar.gz"
 # A run's workspace may not grow past this many bytes in the archive: an agent that
 # writes gigabytes is recorded, not archived whole (see archive_workspace).
 ARCHIVE_MAX_FILE_BYTES = 50 * 1024 * 1024
+# ... nor hold more than this in all (apparent sizes: what unpacking writes), nor more files
+# than this (dependency folders are left out: a game's sources are a few dozen), nor paths
+# deeper or longer than this (every later stage unpacks it on the host), nor take longer.
+ARCHIVE_MAX_TOTAL_BYTES = 256 * 1024 * 1024
+ARCHIVE_MAX_FILES = 20_000
+ARCHIVE_MAX_DEPTH = 64
+ARCHIVE_MAX_PATH = 1024
+ARCHIVE_MAX_SECONDS = 120.0
+# Skipped files named in the record; the rest are counted.
+ARCHIVE_LISTED_SKIPS = 100
 SKIP_DIRS = {"node_modules", ".git", ".cache"}
 
 
 class NoGenerationRecord(LookupError):
     """The agent has not run for this run yet."""
+
+
+class ArchiveTooBig(ValueError):
+    """A workspace archive past the bounds every stage unpacks within (the message names it)."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +114,13 @@ def archive_workspace(
 ) -> dict[str, Any]:
     """Archive what the agent wrote (gzip tar, sorted, fixed mtimes: same files, same bytes).
 
-    Dependency folders are left out (they are reinstalled by the build) and files over
-    ARCHIVE_MAX_FILE_BYTES are listed as skipped rather than stored, as are the files that
-    would take the run's artifacts past their `budget` (with the reason).
+    Dependency folders are left out (they are reinstalled by the build). What every later
+    stage would have to unpack is bounded here (ARCHIVE_MAX_*): files over the per-file or
+    total size (apparent size: a sparse file counts its full length, which is what unpacking
+    it writes), past the file count, too deep or with too long a path, or past the time
+    limit are listed as skipped rather than stored, as are the files that would take the
+    run's artifacts past their `budget` (with the reason). The walk is relative to directory
+    descriptors and iterative: no depth or path length breaks it.
     """
     # Counted before compressing, with a tar header each: the archive is never bigger
     # than that (gzip adds a few bytes per 16 KiB block at worst, hence the slack).
@@ -109,28 +128,36 @@ def archive_workspace(
     buffer = io.BytesIO()
     files = 0
     total = 0
-    skipped: list[str] = []
+    skipped = _Skipped()
+    deadline = time.monotonic() + ARCHIVE_MAX_SECONDS
     # gzip stamps the current time in its header unless told not to.
     with (
         gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as gz,
-        tarfile.open(fileobj=gz, mode="w") as tar,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
     ):
-        for path in sorted(_walk(workspace)):
-            rel = path.relative_to(workspace).as_posix()
-            if path.is_symlink() or not path.is_file():
-                continue
-            size = path.stat().st_size
+        for rel, size in _workspace_files(workspace, skipped):
             if size > ARCHIVE_MAX_FILE_BYTES:
-                skipped.append(f"{rel} ({size} bytes)")
+                skipped.add(f"{rel} ({size} bytes)")
+                continue
+            if files >= ARCHIVE_MAX_FILES:
+                skipped.add(f"{rel} (past the {ARCHIVE_MAX_FILES} file limit)")
+                continue
+            if total + size > ARCHIVE_MAX_TOTAL_BYTES:
+                skipped.add(f"{rel} ({size} bytes, past the {ARCHIVE_MAX_TOTAL_BYTES} byte limit)")
+                continue
+            if time.monotonic() > deadline:
+                skipped.add(f"{rel} (past the {ARCHIVE_MAX_SECONDS:.0f} s limit)")
                 continue
             if room is not None and (total + size + 512 * (files + 1)) * 1.01 + 1024 > room:
                 assert budget is not None
-                skipped.append(budget.refuse(f"{rel} (from the workspace archive)", size))
+                skipped.add(budget.refuse(f"{rel} (from the workspace archive)", size))
                 continue
-            info = tar.gettarinfo(str(path), arcname=rel)
-            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-            with path.open("rb") as fh:
-                tar.addfile(info, fh)
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode = size, 0o644
+            with os.fdopen(_open_below(workspace, rel), "rb") as fh:
+                if os.fstat(fh.fileno()).st_mode & 0o111:
+                    info.mode = 0o755
+                tar.addfile(info, _Exactly(fh, size))
             files += 1
             total += size
     data = buffer.getvalue()
@@ -140,26 +167,125 @@ def archive_workspace(
         "workspace_bytes": total,
         "archive_bytes": len(data),
         "archive_sha256": hashlib.sha256(data).hexdigest(),
-        "skipped_files": skipped,
+        "skipped_files": skipped.listed(),
     }
 
 
-def _walk(root: Path) -> list[Path]:
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
-        found.extend(Path(dirpath) / f for f in filenames)
-    return found
+class _Skipped:
+    """What the archive left out: the first ARCHIVE_LISTED_SKIPS named, the rest counted
+    (400,000 skipped files must not make a record too big to load)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.count = 0
+
+    def add(self, text: str) -> None:
+        self.count += 1
+        if len(self.names) < ARCHIVE_LISTED_SKIPS:
+            self.names.append(text if len(text) <= 300 else text[:200] + "..." + text[-80:])
+
+    def listed(self) -> list[str]:
+        more = self.count - len(self.names)
+        return self.names + ([f"... and {more} more files skipped"] if more else [])
+
+
+class _Exactly(io.RawIOBase):
+    """A file read as exactly `size` bytes (what was counted), zero-padded if it shrank."""
+
+    def __init__(self, fh: io.BufferedReader, size: int) -> None:
+        self.fh, self.left = fh, size
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n < 0 else min(n, self.left)
+        data = self.fh.read(n)[:n]
+        data += bytes(n - len(data))
+        self.left -= n
+        return data
+
+
+def _workspace_files(root: Path, skipped: _Skipped) -> list[tuple[str, int]]:
+    """(relative path, apparent size) of the regular files under `root`, sorted; folders in
+    SKIP_DIRS, links and special files left out; past ARCHIVE_MAX_FILES, or too deep or too
+    long a path, listed in `skipped` instead."""
+    found: list[tuple[str, int]] = []
+    parts: list[str] = []
+
+    def visit(_fds: list[int], name: str, info: os.stat_result, depth: int) -> bool:
+        del parts[depth - 1 :]
+        parts.append(name)
+        if stat.S_ISDIR(info.st_mode):
+            if name in SKIP_DIRS:
+                return False
+            if depth >= ARCHIVE_MAX_DEPTH:
+                # Never walked further: a 10,000-deep chain costs one line, not 10,000.
+                skipped.add(f"{_shown(parts)}/ (deeper than {ARCHIVE_MAX_DEPTH} folders)")
+                return False
+            return True
+        if stat.S_ISREG(info.st_mode):
+            rel = "/".join(parts)
+            if len(rel) > ARCHIVE_MAX_PATH:
+                skipped.add(f"{rel} (path longer than {ARCHIVE_MAX_PATH} characters)")
+            elif len(found) >= ARCHIVE_MAX_FILES:
+                skipped.add(f"{rel} (past the {ARCHIVE_MAX_FILES} file limit)")
+            else:
+                found.append((rel, info.st_size))
+        return False
+
+    try:
+        with fdtree.open_dir(root) as fd:
+            fdtree.walk([fd], visit, errors=[])
+    except FileNotFoundError:
+        return []
+    return sorted(found)
+
+
+def _shown(parts: list[str]) -> str:
+    path = "/".join(parts)
+    return path if len(path) <= 200 else f"{path[:120]}...{path[-60:]}"
+
+
+def _open_below(root: Path, rel: str) -> int:
+    """A descriptor of the regular file `rel` under `root`, no link followed on the way."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    *folders, name = rel.split("/")
+    fd = os.open(root, flags)
+    try:
+        for folder in folders:
+            below = os.open(folder, flags, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def extract_workspace(archive: Path, target: Path) -> None:
     """Unpack an archived workspace into an empty `target` (the data filter refuses
-    absolute paths, `..` and links out of the folder, whatever the archive holds)."""
-    if target.exists():
-        shutil.rmtree(target)
+    absolute paths, `..` and links out of the folder, whatever the archive holds).
+
+    Bounded like the archive itself (files, apparent bytes, time): an archive made
+    elsewhere, or by an older version, cannot unpack without end on the host. Past a bound
+    it raises ArchiveTooBig naming the archive; nothing more is unpacked."""
+    if os.path.lexists(target):
+        fdtree.remove_tree(target)
     target.mkdir(parents=True)
+    deadline = time.monotonic() + ARCHIVE_MAX_SECONDS
+    files = total = 0
     with tarfile.open(archive, "r:gz") as tar:
-        tar.extractall(target, filter="data")
+        for member in tar:
+            files += 1
+            total += max(member.size, 0)
+            problem = (
+                f"more than {ARCHIVE_MAX_FILES} files" if files > ARCHIVE_MAX_FILES
+                else f"more than {ARCHIVE_MAX_TOTAL_BYTES} bytes" if total > ARCHIVE_MAX_TOTAL_BYTES
+                else f"more than {ARCHIVE_MAX_SECONDS:.0f} s to unpack"
+                if time.monotonic() > deadline else None
+            )  # fmt: skip
+            if problem:
+                raise ArchiveTooBig(f"{archive}: holds {problem}; nothing more was unpacked")
+            if member.issparse():
+                raise ArchiveTooBig(f"{archive}: {member.name} is a sparse member; refused")
+            tar.extract(member, target, filter="data")
 
 
 def _set_aside(store: ArtifactStore, run_id: str) -> Path | None:

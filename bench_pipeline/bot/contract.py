@@ -102,6 +102,31 @@ class Evaluation:
             "containment": self.containment,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Evaluation:
+        """The evaluation `to_json` wrote (how an isolated evaluation's result comes back)."""
+        cal = data.get("calibration") or {}
+        grid = cal.get("grid") or {}
+        calibration = Calibration(
+            renderer=cal.get("renderer") or "none",
+            cols=grid.get("cols"),
+            rows=grid.get("rows"),
+            start=cal.get("start"),
+            controls=dict(cal.get("controls") or dict.fromkeys(CONTROL_NAMES)),
+            score_source=cal.get("score_source"),
+            board_rect=cal.get("board_rect"),
+            locator=cal.get("locator"),
+        )
+        return cls(
+            target=str(data.get("target", "")),
+            calibration=calibration,
+            results=result_from_json(data),
+            duration_s=float(data.get("duration_s") or 0.0),
+            notes=list(data.get("notes") or []),
+            bot_version=str(data.get("bot_version") or BOT_VERSION),
+            containment=data.get("containment"),
+        )
+
 
 def result_from_json(data: dict[str, Any]) -> dict[str, TestResult]:
     reasons = data.get("reasons", {})

@@ -43,7 +43,17 @@ class Limits:
     dialogs: int = 100
     numbers: int = 6000
     state_samples: int = 2000
+    episodes: int = 400  # per test, in the probes' evidence
     text_chars: int = 300
+    # Bytes of the saved files, whatever is inside them (a page's own state or texts that
+    # are huge): past them the longest lists lose their middle, counted in `overflow`.
+    log_bytes: int = 8 * 1024 * 1024  # observations.json
+    console_bytes: int = 256 * 1024  # console.txt
+    # Inside the page's own values kept in the log (its state, the probes' data): longer
+    # strings are cut, longer lists keep their first and last halves, deeper nesting is cut.
+    value_chars: int = 2000
+    value_items: int = 400
+    value_depth: int = 12
 
 
 LIMITS = Limits()
@@ -74,10 +84,19 @@ class Evidence:
 
     items: dict[str, list[Episode]] = field(default_factory=lambda: defaultdict(list))
 
+    # Set by the log that holds this evidence: where episodes past the limit are counted.
+    overflow: Overflow | None = None
+
     def add(
         self, t: float, test: str, outcome: str, detail: str, data: dict[str, Any] | None = None
     ) -> None:
-        self.items[test].append(Episode(round(t, 3), outcome, detail, data))
+        episodes = self.items[test]
+        if len(episodes) >= LIMITS.episodes:
+            # The first and the latest are what the verdicts read; the middle goes, counted.
+            del episodes[LIMITS.episodes // 2]
+            if self.overflow is not None:
+                self.overflow.counts[f"evidence:{test}"] += 1
+        episodes.append(Episode(round(t, 3), outcome, detail, data))
 
     def has(self, test: str, outcome: str) -> bool:
         return any(e.outcome == outcome for e in self.items.get(test, []))
@@ -185,6 +204,9 @@ class ObservationLog:
     # see it. Not a fault of the game (a loaded machine, a stalled compositor): play ends,
     # and what was not observed yet stays INCONCLUSIVE.
     blind_at: float | None = None
+    # The page flooded the console and the bot stopped listening to it then (evaluate.py):
+    # console errors after this time were not heard.
+    console_muted_at: float | None = None
     # Pages of the same site still to be followed before the game starts (a menu page
     # that opens the game's page); none once it started: a page leaving then is gone.
     follow_pages: int = 2
@@ -217,6 +239,7 @@ class ObservationLog:
             "numbers": LIMITS.numbers,
             "state_samples": LIMITS.state_samples,
         }
+        self.evidence.overflow = self.overflow
         for name, limit in limits.items():
             bounded = _Bounded(limit, name, self.overflow)
             for item in getattr(self, name):
@@ -277,6 +300,7 @@ class ObservationLog:
             "frozen_at": self.frozen_at,
             "navigated_away_at": self.navigated_away_at,
             "blind_at": self.blind_at,
+            "console_muted_at": self.console_muted_at,
             "state": self.state,
             "state_samples": [[r(t), s] for t, s in self.state_samples],
             "blocked_requests": list(self.blocked_requests),
@@ -303,7 +327,7 @@ class ObservationLog:
         log.facts = _facts_from_json(data.get("facts") or {})
         for test, episodes in (data.get("evidence") or {}).items():
             for t, outcome, detail, extra in episodes:
-                log.evidence.items[test].append(Episode(t, outcome, detail, extra))
+                log.evidence.add(t, test, outcome, detail, extra)
         for f in data.get("frames", []):
             grid = np.array([[ch == "#" for ch in row] for row in f["grid"]], dtype=bool)
             log.frames.append(Frame(f["t"], grid.reshape(len(f["grid"]), -1)))
@@ -321,7 +345,13 @@ class ObservationLog:
         for n in data.get("numbers", []):
             if n["value"] is not None:
                 log.numbers.append((n["t"], n["source"], n["label"], n["value"]))
-        for name in ("crashed_at", "frozen_at", "navigated_away_at", "blind_at"):
+        for name in (
+            "crashed_at",
+            "frozen_at",
+            "navigated_away_at",
+            "blind_at",
+            "console_muted_at",
+        ):
             setattr(log, name, data.get(name))
         log.state = data.get("state")
         for t, sample in data.get("state_samples", []):
@@ -332,11 +362,112 @@ class ObservationLog:
         return log
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), separators=(",", ":")))
+        path.write_text(self.bounded_json())
+
+    def bounded_json(self, limit: int | None = None) -> str:
+        """The log as compact JSON of at most `limit` bytes (`LIMITS.log_bytes`).
+
+        Past the limit, the page's own values are cut to `value_*` first, then the list
+        taking the most room loses its middle (first and last quarter kept) until the text
+        fits; what went is counted in `overflow` under the list's name."""
+        limit = LIMITS.log_bytes if limit is None else limit
+        data = self.to_json()
+        text = json.dumps(data, separators=(",", ":"))
+        if len(text.encode()) <= limit:
+            return text
+        # Entry by entry: the lists themselves lose entries only below, where it is counted.
+        for key in ("state_samples", "numbers", "notes", "dialogs"):
+            data[key] = [_cut_value(item, 1) for item in data[key]]
+        data["state"] = _cut_value(data["state"], 0)
+        data["evidence"] = {
+            str(test)[: LIMITS.value_chars]: [_cut_value(e, 1) for e in episodes]
+            for test, episodes in data["evidence"].items()
+        }
+        overflow: dict[str, int] = dict(data["overflow"])
+        while True:
+            data["overflow"] = overflow
+            text = json.dumps(data, separators=(",", ":"))
+            if len(text.encode()) <= limit:
+                return text
+            name, items = _largest_list(data)
+            if name is None or len(items) < 2:
+                # Nothing left to halve: the frame of the log itself (never this big).
+                return json.dumps({"format": FORMAT_VERSION, "overflow": overflow})
+            keep = len(items) // 4
+            dropped = len(items) - 2 * keep
+            items[keep : len(items) - keep] = []
+            overflow[name] = overflow.get(name, 0) + dropped
 
     @classmethod
     def read(cls, path: Path) -> ObservationLog:
         return cls.from_json(json.loads(path.read_text()))
+
+
+def _cut_value(value: Any, depth: int) -> Any:
+    """A page-given value made small: strings, lists and nesting cut to `LIMITS.value_*`."""
+    if depth >= LIMITS.value_depth:
+        return None
+    if isinstance(value, str):
+        return value[: LIMITS.value_chars]
+    if isinstance(value, list):
+        half = LIMITS.value_items // 2
+        if len(value) > LIMITS.value_items:
+            value = value[:half] + value[-half:]
+        return [_cut_value(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        items = list(value.items())[: LIMITS.value_items]
+        return {str(k)[: LIMITS.value_chars]: _cut_value(v, depth + 1) for k, v in items}
+    return value
+
+
+def _largest_list(data: dict[str, Any]) -> tuple[str | None, list[Any]]:
+    """The list of the log's JSON that takes the most bytes (evidence counted per test)."""
+    candidates: list[tuple[str, list[Any]]] = [
+        (key, value) for key, value in data.items() if isinstance(value, list)
+    ]
+    for test, episodes in (data.get("evidence") or {}).items():
+        if isinstance(episodes, list):
+            candidates.append((f"evidence:{test}", episodes))
+    best: tuple[str | None, list[Any]] = (None, [])
+    best_size = -1
+    for name, items in candidates:
+        size = len(json.dumps(items, separators=(",", ":")))
+        if size > best_size and len(items) >= 2:
+            best, best_size = (name, items), size
+    return best
+
+
+def console_text(log: ObservationLog, limit: int | None = None) -> str:
+    """console.txt: page errors, console errors and ignored messages, one line each, each
+    kind bounded by `LIMITS.console` (first and last halves, with a line saying how many
+    were dropped between them) and the whole by `limit` bytes (`LIMITS.console_bytes`)."""
+    limit = LIMITS.console_bytes if limit is None else limit
+    lines: list[str] = []
+    kinds = (
+        ("page_errors", "pageerror", log.page_errors),
+        ("console_errors", "console.error", log.console_errors),
+        ("ignored_console", "ignored", log.ignored_console),
+    )
+    for name, label, entries in kinds:
+        dropped = log.overflow.counts.get(name, 0)
+        for index, (t, text) in enumerate(entries):
+            if dropped and index == len(entries) // 2 and len(entries) >= 2:
+                lines.append(f"    ... {dropped} more {label} messages not kept")
+            one_line = " ".join(str(text).split())[: LIMITS.text_chars]
+            lines.append(f"{t:7.2f} {label} {one_line}")
+    if log.console_muted_at is not None:
+        lines.append(
+            f"{log.console_muted_at:7.2f} the console flooded: the bot stopped listening here"
+        )
+    out: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line.encode()) + 1
+        if size > limit - 200:
+            out.append(f"... cut at {limit} bytes: {len(lines) - len(out)} more lines not kept")
+            break
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _round(t: float) -> float:

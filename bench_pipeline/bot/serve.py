@@ -49,11 +49,17 @@ def entry_point(directory: Path) -> Path:
     )
 
 
-def open_regular_inside(root: Path, path: Path) -> int | None:
-    """A read-only fd on `path` when it resolves to a regular file inside `root`, else None.
+def open_regular_inside(root: Path, path: Path, *, linked_inside: int = 1) -> int | None:
+    """A read-only fd on `path` when it resolves to a regular file inside `root` that any
+    user may read and that has no name outside `root`, else None.
 
     Resolving first rejects symlinks out of the folder; O_NONBLOCK keeps a FIFO from
     blocking the open, and fstat (on what was really opened) rejects FIFOs and devices.
+    A hard link is the same file under a second name, which may lie anywhere on the
+    filesystem (`leak.txt` linked to a root-only `/root/secret`): a file with more names
+    (`st_nlink`) than the `linked_inside` names known to be inside `root` is refused. So is
+    a file other users may not read (no `o+r`): the sandbox's uid could not read it, and
+    the server must not read it for that uid when it runs as root.
     """
     try:
         real = Path(os.path.realpath(path))
@@ -66,21 +72,68 @@ def open_regular_inside(root: Path, path: Path) -> int | None:
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if (
+        not stat.S_ISREG(info.st_mode)
+        or info.st_nlink > max(1, linked_inside)
+        or not info.st_mode & stat.S_IROTH
+    ):
         os.close(fd)
         return None
     return fd
+
+
+def _mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+def _why_refused(path: Path) -> str:
+    """Why `open_regular_inside` refused `path`, in the words of the skipped-files list."""
+    try:
+        info = os.lstat(path)
+    except OSError as error:
+        return f"unreadable ({error.strerror})"
+    if stat.S_ISREG(info.st_mode):
+        if info.st_nlink > 1:
+            return f"a hard link ({info.st_nlink} names, some outside the served folder)"
+        if not info.st_mode & stat.S_IROTH:
+            return f"not readable by other users (mode {stat.S_IMODE(info.st_mode):04o})"
+    return "not a regular file inside the served folder"
+
+
+def _names_inside(source: Path) -> dict[tuple[int, int], int]:
+    """(device, inode) -> names found inside `source`, for its regular files with several
+    names: a hard link whose every name is inside the folder is the game's own file."""
+    names: dict[tuple[int, int], int] = {}
+    for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
+        for name in filenames:
+            try:
+                info = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                key = (info.st_dev, info.st_ino)
+                names[key] = names.get(key, 0) + 1
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+    return names
 
 
 def copy_game(source: Path, destination: Path) -> list[str]:
     """Copy the regular files of `source` that resolve inside it to `destination`.
 
     Returns what was left out, one "path: reason" each (symlinks out of the folder, FIFOs,
-    devices, sockets, unreadable files, anything past the size cap). Symlinks that stay
-    inside become plain copies, so the copy holds no link at all.
+    devices, sockets, hard links with a name outside the folder, files other users may not
+    read, unreadable files, anything past the size cap). Symlinks that stay inside become
+    plain copies, so the copy holds no link at all. A copy keeps its file's permissions
+    (without write for others): it is readable by the sandbox's uid exactly when the file
+    was readable by any user.
     """
     skipped: list[str] = []
     total = files = 0
+    linked = _names_inside(source)
     destination.mkdir(parents=True, exist_ok=True)
     for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
         here = Path(dirpath)
@@ -90,22 +143,37 @@ def copy_game(source: Path, destination: Path) -> list[str]:
                 # A linked folder is skipped whole: walking it could leave the tree or loop.
                 dirnames.remove(name)
                 skipped.append(f"{relative_dir / name}: a symlinked folder")
-            else:
-                (destination / relative_dir / name).mkdir(exist_ok=True)
+                continue
+            mode = _mode(here / name)
+            if not mode & stat.S_IXOTH:
+                # Other users cannot enter it: nor could the sandbox's uid read what is in it.
+                dirnames.remove(name)
+                skipped.append(
+                    f"{relative_dir / name}: a folder other users may not enter "
+                    f"(mode {stat.S_IMODE(mode):04o})"
+                )
+                continue
+            (destination / relative_dir / name).mkdir(exist_ok=True)
         for name in filenames:
             relative = relative_dir / name
-            fd = open_regular_inside(source, here / name)
+            try:
+                info = os.stat(here / name)  # a symlink inside counts as its target
+                inside = linked.get((info.st_dev, info.st_ino), 1)
+            except OSError:
+                inside = 1
+            fd = open_regular_inside(source, here / name, linked_inside=inside)
             if fd is None:
-                skipped.append(f"{relative}: not a regular file inside the served folder")
+                skipped.append(f"{relative}: {_why_refused(here / name)}")
                 continue
             with os.fdopen(fd, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
+                opened = os.fstat(handle.fileno())
+                size = opened.st_size
                 if files >= COPY_MAX_FILES or total + size > COPY_LIMIT_BYTES:
                     skipped.append(f"{relative}: past the copy limit")
                     continue
                 with open(destination / relative, "wb") as out:
                     shutil.copyfileobj(handle, out)
-            (destination / relative).chmod(0o644)
+            (destination / relative).chmod(stat.S_IMODE(opened.st_mode) & 0o755)
             total += size
             files += 1
     for dirpath, _dirnames, _filenames in os.walk(destination):

@@ -572,6 +572,13 @@ def no_errors(o: Observed) -> TestResult:
     if o.console_errors:
         t, text = o.console_errors[0]
         return TestResult(Verdict.FAIL, f"console.error at {t:.1f}s: {text[:200]}")
+    if o.console_muted_at is not None:
+        # The bot stopped listening to a flooded console: an error after that went unheard.
+        return TestResult(
+            Verdict.INCONCLUSIVE,
+            f"the page flooded the console and the bot stopped listening at "
+            f"{o.console_muted_at:.1f}s; no error was heard before that",
+        )
     frozen = o.frozen_at
     if frozen is not None and (started is None or frozen < started):
         return TestResult(

@@ -40,6 +40,9 @@ def sandbox_path(*first: Path | str) -> str:
 # A workspace (plus an agent's HOME) may hold this much: a Vite project with node_modules
 # is 100-300 MB; gigabytes are a runaway, not a game.
 DEFAULT_DISK_QUOTA_MB = 1024
+# ... and this many files, folders and links (inodes): a big node_modules holds ~100,000;
+# 400,000 empty files cost the host inodes and every later copy minutes.
+DEFAULT_DISK_QUOTA_FILES = 250_000
 
 
 class SandboxUnavailable(RuntimeError):
@@ -87,6 +90,8 @@ class SandboxPolicy:
     # Total bytes the workspace and `writable` folders may hold on disk (None: no quota).
     # Past it the run is killed and reported as limit_hit="disk" (see sandbox/disk.py).
     disk_quota_mb: int | None = field(default_factory=lambda: default_disk_quota_mb())
+    # Files, folders and links the same folders may hold (inodes), with the same quota.
+    disk_quota_files: int = field(default_factory=lambda: default_disk_quota_files())
 
 
 def default_disk_quota_mb() -> int | None:
@@ -100,6 +105,20 @@ def default_disk_quota_mb() -> int | None:
         return int(raw)
     except ValueError:
         raise ValueError(f"BENCH_SANDBOX_DISK_MB must be a number of MiB, not {raw!r}") from None
+
+
+def default_disk_quota_files() -> int:
+    """BENCH_SANDBOX_DISK_FILES, else DEFAULT_DISK_QUOTA_FILES."""
+    raw = os.environ.get("BENCH_SANDBOX_DISK_FILES", "").strip()
+    if not raw:
+        return DEFAULT_DISK_QUOTA_FILES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"BENCH_SANDBOX_DISK_FILES must be a positive number, not {raw!r}")
+    return value
 
 
 @dataclass

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from bench_pipeline.sandbox import fdtree
 from bench_pipeline.sandbox.base import (
     STANDARD_PATH,
     LineHook,
@@ -48,6 +49,13 @@ from bench_pipeline.sandbox.disk import DiskWatch
 from bench_pipeline.sandbox.egress import EgressProxy, proxy_environment
 from bench_pipeline.sandbox.process import run_process
 from bench_pipeline.sandbox.processes import kill_uid, processes_of_uid
+from bench_pipeline.sandbox.quota import (
+    FullWatch,
+    QuotaError,
+    QuotaMount,
+    mount_available,
+    report_copy_out,
+)
 from bench_pipeline.sandbox.reap import etc_prefix, reap_once
 
 MIB = 1024 * 1024
@@ -125,14 +133,11 @@ def _tasks_of_uid(uid: int) -> int:
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    """lchown everything under root: never follows a symlink the sandbox may have planted."""
-    if not root.exists():
-        return
-    os.lchown(root, uid, gid)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in dirnames + filenames:
-            with contextlib.suppress(FileNotFoundError):
-                os.lchown(os.path.join(dirpath, name), uid, gid)
+    """lchown everything under root: never follows a symlink the sandbox may have planted,
+    at any depth or path length (sandbox/fdtree.py); an entry that fails does not stop the
+    others."""
+    if root.is_dir() and not root.is_symlink():
+        fdtree.chown_tree(root, uid, gid, errors=[])
 
 
 def _ancestors(path: Path) -> list[Path]:
@@ -344,8 +349,14 @@ class BubblewrapSandbox(Sandbox):
             reap_once()  # what a killed pipeline left behind (sandbox/reap.py)
         uid = _allocate_uid() if self.as_root else None
         owner = (os.getuid(), os.getgid())
+        quota = policy.disk_quota_mb
+        # The kernel keeps the quota (a tmpfs per run, sandbox/quota.py) whenever we may
+        # mount; the watchdog (sandbox/disk.py) is the fallback without root.
+        kernel_quota = bool(quota) and uid is not None and mount_available()
         cgroups = CgroupSet.create(
             max_processes=policy.max_processes + WRAPPER_PROCESSES,
+            # The quota's tmpfs pages are charged to the run's memory cgroup too: what it
+            # holds on disk and in memory together stays under memory_mb (docs/sandbox.md).
             memory_bytes=policy.memory_mb * MIB,
             cpus=policy.cpus,
             enabled=self.use_cgroups and self.as_root,
@@ -356,6 +367,8 @@ class BubblewrapSandbox(Sandbox):
         # The proxy's socket and the bridge live in the run's root-only /etc folder (the
         # crash reaper removes it), or in a folder of their own without one.
         egress_dir: Path | None = None
+        mount: QuotaMount | None = None
+        chowned = False
         try:
             if policy.network:
                 egress_dir = etc_dir or Path(tempfile.mkdtemp(prefix="bench-egress-"))
@@ -365,8 +378,28 @@ class BubblewrapSandbox(Sandbox):
             if uid is not None:
                 assert etc_dir is not None
                 _write_etc(etc_dir, uid)
-                for folder in writable:
-                    _chown_tree(folder, uid, uid)
+                if kernel_quota:
+                    assert quota
+                    mount = QuotaMount(
+                        writable,
+                        quota * MIB,
+                        policy.disk_quota_files,
+                        inside=(uid, uid),
+                        outside=owner,
+                        uid_tag=uid,
+                    )
+                    try:
+                        mount.__enter__()
+                    except (QuotaError, OSError) as exc:
+                        mount = None
+                        return SandboxResult(
+                            self.name, list(argv), None, 0.0, limit_hit="disk",
+                            error=f"sandbox: {exc}",
+                        )  # fmt: skip
+                else:
+                    chowned = True
+                    for folder in writable:
+                        _chown_tree(folder, uid, uid)
 
             def sweep() -> None:
                 # The pid namespace dies with bwrap; this reaches anything that would not.
@@ -384,9 +417,14 @@ class BubblewrapSandbox(Sandbox):
                 etc_dir=etc_dir,
                 egress_dir=egress_dir,
             )
-            quota = policy.disk_quota_mb
-            watch = DiskWatch(writable, quota * MIB if quota else 0, stop=sweep)
-            with watch if quota else contextlib.nullcontext():
+            watch: DiskWatch | FullWatch | None = None
+            if mount is not None:
+                watch = FullWatch(mount, stop=sweep)
+            elif quota:
+                watch = DiskWatch(
+                    writable, quota * MIB, stop=sweep, max_entries=policy.disk_quota_files
+                )
+            with watch if watch is not None else contextlib.nullcontext():
                 result = run_process(
                     cmd,
                     backend=self.name,
@@ -397,11 +435,12 @@ class BubblewrapSandbox(Sandbox):
                     display_argv=argv,
                     extra_kill=sweep,
                 )
-            if quota and watch.tripped:
+            if watch is not None and watch.tripped:
                 # Whatever the program did after the kill (SIGXFSZ, ENOSPC messages), the
                 # disk quota is why it stopped.
+                message = mount.message() if mount is not None else watch.message()  # type: ignore[union-attr]
                 result.limit_hit, result.exit_code = "disk", None
-                result.stderr = f"{result.stderr}\nsandbox: {watch.message()}".lstrip("\n")
+                result.stderr = f"{result.stderr}\nsandbox: {message}".lstrip("\n")
             # Nothing of the run may outlive it (and nothing may still write while we hand the
             # files back): by cgroup (which a process cannot leave: its files are root's and
             # /sys is read-only), and by uid, which no detaching trick changes either. Waiting
@@ -412,6 +451,10 @@ class BubblewrapSandbox(Sandbox):
                 survivors = not kill_uid(uid) or survivors
             if survivors and result.error is None:
                 result.error = "some sandboxed processes could not be killed"
+            if mount is not None:
+                done, mount = mount, None
+                done.__exit__(None, None, None)
+                report_copy_out(result, done)
             result.limit_hit = result.limit_hit or self._limit_hit(result, cgroups)
             if result.exit_code == 125 and "sandbox: cannot join cgroup" in result.stderr:
                 result.error = "could not move the command into its cgroup"
@@ -422,12 +465,18 @@ class BubblewrapSandbox(Sandbox):
         finally:
             if proxy is not None:
                 proxy.close()
+            if mount is not None:  # an exception mid-run: the files still come back out
+                with contextlib.suppress(Exception):
+                    if uid is not None:
+                        kill_uid(uid)
+                    mount.__exit__(None, None, None)
             if egress_dir is not None and egress_dir != etc_dir:
                 shutil.rmtree(egress_dir, ignore_errors=True)
             cgroups.remove()
             if uid is not None:
-                for folder in writable:
-                    _chown_tree(folder, *owner)
+                if chowned:
+                    for folder in writable:
+                        _chown_tree(folder, *owner)
                 _release_uid(uid)
             if etc_dir is not None:
                 shutil.rmtree(etc_dir, ignore_errors=True)

@@ -1,17 +1,15 @@
-"""The disk quota of one sandboxed run: the bytes its writable folders hold, in total.
+"""The disk quota's fallback: a watchdog over the bytes and entries the writable folders hold.
 
-RLIMIT_FSIZE bounds one file, not the sum: three 300 MB files pass a 512 MB file limit.
-The host filesystem here is a plain ext4 root without quota support, so no per-uid or
-per-project quota is there to lean on. We measured the two other ways (docs/sandbox.md,
-"Disk"): a loop-mounted ext4 image per run is enforced by the kernel but costs a copy of
-the workspace in and out of the image on every run (node_modules included), and a crash
-leaves a mount and a loop device behind; a watchdog costs one walk of the folders per poll
-(about 35 ms for 20,000 files) and nothing else. We use the watchdog, with RLIMIT_FSIZE set
-to at most the quota, so that one poll interval is the only overrun: at most what the
-program can write between two polls (the disk's write rate times the interval).
+With root, the kernel keeps the quota (sandbox/quota.py: a size- and inode-limited tmpfs
+per run). Without root no mount can be made, so this thread walks the folders instead and
+kills the run past either bound, with RLIMIT_FSIZE set to at most the quota so that one
+poll interval is the only overrun (the disk's write rate times the interval).
 
-Usage counts allocated blocks (st_blocks), not apparent sizes: a sparse 10 GB file costs
-nothing on disk, a preallocated one costs all of it. Hard links count once.
+The walk is relative to directory descriptors and iterative (sandbox/fdtree.py): a path too
+long to open or a tree too deep to recurse into is counted like any other (the path-based
+walk this replaced counted them as empty: 1.5 GB passed a 1 GB quota). Usage counts the
+larger of apparent size and allocated blocks (a sparse file costs what every later copy of
+it writes), and files and folders against the file quota. Hard links count once.
 """
 
 from __future__ import annotations
@@ -23,6 +21,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from bench_pipeline.sandbox import fdtree
 
 MIB = 1024 * 1024
 # Walks at least this often while the walk is cheap ...
@@ -37,32 +37,37 @@ WALK_COST_FACTOR = 20
 STATVFS_POLL_S = 0.05
 
 
-def disk_usage(folders: Iterable[Path]) -> int:
-    """Bytes allocated on disk under `folders` (never following a symlink)."""
-    total = 0
+def measure(folders: Iterable[Path]) -> tuple[int, int]:
+    """(bytes, entries) under `folders`, never following a symlink, at any depth or path
+    length (sandbox/fdtree.py). Bytes are the larger of a file's apparent size and what it
+    allocates: a sparse file costs what a copy of it would write. Hard links count once."""
+    total = entries = 0
     seen: set[tuple[int, int]] = set()
-    stack = [str(f) for f in folders]
-    while stack:
-        folder = stack.pop()
+
+    def visit(_fds: list[int], _name: str, info: os.stat_result, _depth: int) -> bool:
+        nonlocal total, entries
+        if info.st_nlink > 1 and not stat.S_ISDIR(info.st_mode):
+            key = (info.st_dev, info.st_ino)
+            if key in seen:
+                return False
+            seen.add(key)
+        entries += 1
+        size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+        total += max(size, info.st_blocks * 512)
+        return True
+
+    for folder in folders:
         try:
-            entries = os.scandir(folder)
-        except OSError:  # vanished or unreadable mid-walk: whatever it held is gone or tiny
-            continue
-        with entries:
-            for entry in entries:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    stack.append(entry.path)
-                if info.st_nlink > 1 and not stat.S_ISDIR(info.st_mode):
-                    key = (info.st_dev, info.st_ino)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                total += info.st_blocks * 512
-    return total
+            with fdtree.open_dir(folder) as fd:
+                fdtree.walk([fd], visit, errors=[])
+        except OSError:
+            continue  # the folder itself is gone
+    return total, entries
+
+
+def disk_usage(folders: Iterable[Path]) -> int:
+    """Bytes under `folders` (see `measure`)."""
+    return measure(folders)[0]
 
 
 class DiskWatch:
@@ -80,13 +85,16 @@ class DiskWatch:
         stop: Callable[[], None],
         *,
         min_poll_s: float = MIN_POLL_S,
+        max_entries: int | None = None,
     ) -> None:
+        self.max_entries = max_entries
         self.folders = [Path(f) for f in folders]
         self.quota_bytes = quota_bytes
         self.stop = stop
         self.min_poll_s = min_poll_s
         self.tripped = False
         self.peak_bytes = 0
+        self.peak_entries = 0
         self.last_bytes = 0
         self.polls = 0
         self._devices: dict[int, Path] = {}
@@ -105,11 +113,13 @@ class DiskWatch:
     def _measure(self) -> float:
         """One walk; returns how long it took."""
         started = time.monotonic()
-        used = disk_usage(self.folders)
+        used, entries = measure(self.folders)
         self.polls += 1
         self.last_bytes = used
         self.peak_bytes = max(self.peak_bytes, used)
-        if used > self.quota_bytes and not self.tripped:
+        self.peak_entries = max(self.peak_entries, entries)
+        over_entries = self.max_entries is not None and entries > self.max_entries
+        if (used > self.quota_bytes or over_entries) and not self.tripped:
             self.tripped = True
             self.stop()
         return time.monotonic() - started
@@ -148,6 +158,11 @@ class DiskWatch:
             next_walk, earliest_walk = now + interval, now + 2 * took
 
     def message(self) -> str:
+        if self.max_entries is not None and self.peak_entries > self.max_entries:
+            return (
+                f"the writable folders held {self.peak_entries} files and folders, over the "
+                f"{self.max_entries} file disk quota"
+            )
         return (
             f"the writable folders held {self.peak_bytes / MIB:.0f} MiB, over the "
             f"{self.quota_bytes / MIB:.0f} MiB disk quota"

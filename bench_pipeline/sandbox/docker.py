@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import random
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -31,6 +32,13 @@ from bench_pipeline.sandbox.base import (
 )
 from bench_pipeline.sandbox.disk import DiskWatch
 from bench_pipeline.sandbox.process import STUCK_AFTER_KILL_S, OutputCollector
+from bench_pipeline.sandbox.quota import (
+    FullWatch,
+    QuotaError,
+    QuotaMount,
+    mount_available,
+    report_copy_out,
+)
 
 DEFAULT_IMAGE = "node:20-bookworm-slim"
 WORKSPACE_IN_CONTAINER = "/workspace"
@@ -88,7 +96,11 @@ class DockerSandbox(Sandbox):
             return f"docker image {self.image} is missing and could not be pulled: {exc}"
 
     def container_config(
-        self, argv: Sequence[str], workspace: Path, policy: SandboxPolicy, cwd: Path
+        self,
+        argv: Sequence[str],
+        workspace: Path,
+        policy: SandboxPolicy,
+        cwd: Path,
     ) -> dict[str, Any]:
         """Keyword arguments of containers.create (public for tests and debugging)."""
         from docker.types import Ulimit
@@ -156,10 +168,34 @@ class DockerSandbox(Sandbox):
 
         collector = OutputCollector(policy, on_stdout_line, stdout_file)
         container = None
+        writable = [workspace, *(Path(p).resolve() for p in policy.writable)]
+        mount: QuotaMount | None = None
+        result: SandboxResult | None = None
         try:
+            if policy.disk_quota_mb and mount_available():
+                # The kernel keeps the quota, as under bubblewrap: the container's bind
+                # mounts of these host folders land on the run's tmpfs (sandbox/quota.py).
+                me = (os.getuid(), os.getgid())
+                mount = QuotaMount(
+                    writable,
+                    policy.disk_quota_mb * MIB,
+                    policy.disk_quota_files,
+                    inside=me,
+                    outside=me,
+                    uid_tag=random.randrange(10**8, 10**9),
+                )
+                try:
+                    mount.__enter__()
+                except (QuotaError, OSError) as exc:
+                    mount = None
+                    result = SandboxResult(
+                        self.name, shown, None, 0.0, limit_hit="disk", error=f"sandbox: {exc}"
+                    )
+                    return collector.fill(result)
             try:
                 container = client.containers.create(
-                    self.image, **self.container_config(argv, workspace, policy, run_cwd)
+                    self.image,
+                    **self.container_config(argv, workspace, policy, run_cwd),
                 )
                 container.start()
             except Exception as exc:
@@ -176,18 +212,31 @@ class DockerSandbox(Sandbox):
                 with contextlib.suppress(Exception):  # already gone: nothing to stop
                     running.kill()
 
-            quota = policy.disk_quota_mb * 1024 * 1024
-            with DiskWatch([workspace, *policy.writable], quota, stop=stop) as watch:
+            watch: DiskWatch | FullWatch
+            if mount is not None:
+                watch = FullWatch(mount, stop=stop)
+                message = mount.message()
+            else:
+                quota = policy.disk_quota_mb * MIB
+                watch = DiskWatch(writable, quota, stop=stop, max_entries=policy.disk_quota_files)
+            with watch:
                 result = self._follow(container, collector, policy, shown, time.monotonic())
-            if watch.tripped:  # the same disk quota as bubblewrap (sandbox/disk.py)
+            if isinstance(watch, DiskWatch):
+                message = watch.message()
+            if watch.tripped:  # the same disk quota as bubblewrap (sandbox/quota.py)
                 result.limit_hit, result.exit_code = "disk", None
-                result.stderr = f"{result.stderr}\nsandbox: {watch.message()}".lstrip("\n")
+                result.stderr = f"{result.stderr}\nsandbox: {message}".lstrip("\n")
             return result
         finally:
             collector.finish()
             if container is not None:
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
+            if mount is not None:
+                # The container is gone: copy the files back out, bounded (sandbox/quota.py).
+                mount.__exit__(None, None, None)
+                if result is not None:
+                    report_copy_out(result, mount)
 
     def _follow(
         self,

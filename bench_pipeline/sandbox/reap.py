@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_pipeline.sandbox import processes
+from bench_pipeline.sandbox import fdtree, processes, quota
 from bench_pipeline.sandbox.cgroup import CONTROLLERS, CgroupSet, _v1_mounts
 from bench_pipeline.sandbox.processes import kill_uid, start_time
 
@@ -154,11 +154,19 @@ class ReapReport:
     etc_folders: list[str] = field(default_factory=list)
     killed: dict[int, int] = field(default_factory=dict)  # uid -> processes killed
     chowned: int = 0
+    mounts: list[str] = field(default_factory=list)  # quota filesystems copied out, unmounted
     errors: list[str] = field(default_factory=list)
 
     @property
     def anything(self) -> bool:
-        return bool(self.cgroups or self.etc_folders or self.killed or self.chowned or self.errors)
+        return bool(
+            self.cgroups
+            or self.etc_folders
+            or self.killed
+            or self.chowned
+            or self.mounts
+            or self.errors
+        )
 
     def summary(self) -> str:
         parts = []
@@ -168,6 +176,8 @@ class ReapReport:
             parts.append(f"{len(self.etc_folders)} stale sandbox /etc folder(s) removed")
         if self.killed:
             parts.append(f"{sum(self.killed.values())} orphaned sandbox process(es) killed")
+        if self.mounts:
+            parts.append(f"{len(self.mounts)} stale disk quota mount(s) copied out and removed")
         if self.chowned:
             parts.append(f"{self.chowned} file(s) given back from sandbox uids")
         parts += [f"could not clean up: {e}" for e in self.errors]
@@ -191,6 +201,11 @@ def reap_stale(roots: Iterable[Path] = (), temp_dir: Path | None = None) -> Reap
             shutil.rmtree(folder.path, ignore_errors=True)
             report.etc_folders.append(folder.path.name)
     _kill_orphans(report, temp_dir)
+    # A killed run's quota filesystem: its files are copied back out (owned by us, bounded
+    # like the end of a run) before anything walks the folders it covered.
+    mounts, problems = quota.reap_mounts(owner_alive)
+    report.mounts += mounts
+    report.errors += problems
     _restore_ownership(roots, report, temp_dir)
     return report
 
@@ -215,42 +230,74 @@ def _restore_ownership(roots: Iterable[Path], report: ReapReport, temp_dir: Path
     Order matters with a second pipeline running: we walk first and read the live uids
     after. A live run names its uid (its /etc folder) before it chowns anything, so any file
     the walk found owned by a live run's uid was chowned after that name existed, and the
-    later read sees it.
+    later read sees it. The second walk changes only files of the uids the first one found
+    (a run starting in between is not among them).
+
+    Both walks are relative to directory descriptors and iterative (sandbox/fdtree.py): no
+    depth or path length stops them, and one file that cannot be changed is reported with
+    its run and does not stop the others.
     """
-    owned: dict[int, list[str]] = {}
+    roots = [Path(r) for r in roots if Path(r).is_dir() and not Path(r).is_symlink()]
+    found: set[int] = set()
+
+    def survey(_fds: list[int], _name: str, info: os.stat_result, _depth: int) -> bool:
+        for owner in (info.st_uid, info.st_gid):
+            if in_sandbox_range(owner):
+                found.add(owner)
+        return True
+
     for root in roots:
-        root = Path(root)
-        if not root.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            for name in [*dirnames, *filenames, ""]:
-                path = os.path.join(dirpath, name) if name else dirpath
-                try:
-                    info = os.lstat(path)
-                except OSError:
-                    continue
-                if in_sandbox_range(info.st_uid) or in_sandbox_range(info.st_gid):
-                    uid = info.st_uid if in_sandbox_range(info.st_uid) else info.st_gid
-                    owned.setdefault(uid, []).append(path)
-    if not owned:
+        with contextlib.suppress(OSError), fdtree.open_dir(root) as fd:
+            survey([fd], "", os.fstat(fd), 0)
+            fdtree.walk([fd], survey, errors=[])
+    if not found:
         return
-    live = live_uids(temp_dir)
+    stale = found - live_uids(temp_dir)
+    if not stale:
+        return
+    for root in roots:
+        _give_back(root, stale, report)
+
+
+def _give_back(root: Path, stale: set[int], report: ReapReport) -> None:
+    """lchown to us what under `root` belongs to a `stale` uid; failures name their run."""
     me, my_group = os.getuid(), os.getgid()
-    for uid, paths in owned.items():
-        if uid in live:
-            continue
-        for path in paths:
+    parts: list[str] = []
+
+    def visit(fds: list[int], name: str, info: os.stat_result, depth: int) -> bool:
+        del parts[depth - 1 :]
+        parts.append(name)
+        if info.st_uid in stale or info.st_gid in stale:
             try:
-                info = os.lstat(path)
-                if not (in_sandbox_range(info.st_uid) or in_sandbox_range(info.st_gid)):
-                    continue
                 # The kernel drops set-uid/set-gid bits of a regular file on chown.
-                os.lchown(path, me, my_group)
+                os.chown(name, me, my_group, dir_fd=fds[0], follow_symlinks=False)
                 report.chowned += 1
             except FileNotFoundError:
-                continue
+                pass
             except OSError as exc:
-                report.errors.append(f"cannot give {path} back: {exc}")
+                report.errors.append(_naming_the_run(root, parts, exc))
+        return True
+
+    errors: list[str] = []
+    try:
+        with fdtree.open_dir(root) as fd:
+            info = os.fstat(fd)
+            if info.st_uid in stale or info.st_gid in stale:
+                os.fchown(fd, me, my_group)
+                report.chowned += 1
+            fdtree.walk([fd], visit, errors=errors)
+    except OSError as exc:
+        errors.append(f"{root}: {exc.strerror or exc}")
+    report.errors += [f"under {root}: {e}" for e in errors[:3]]
+
+
+def _naming_the_run(root: Path, parts: list[str], exc: OSError) -> str:
+    """`run <id>: cannot give <path> back: <why>`, the path shortened to stay one line."""
+    run = next((parts[i + 1] for i in range(len(parts) - 1) if parts[i] == "runs"), None)
+    path = "/".join(parts)
+    shown = path if len(path) <= 160 else f"{path[:80]}...{path[-60:]} ({len(parts)} deep)"
+    prefix = f"run {run}: " if run else ""
+    return f"{prefix}cannot give {root}/{shown} back: {exc.strerror or exc}"
 
 
 def default_roots() -> list[Path]:

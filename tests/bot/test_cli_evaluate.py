@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -76,3 +77,27 @@ def test_json_output_is_one_object_with_the_contract_keys(tmp_path: Path) -> Non
     events = json.loads((evidence / "observations.json").read_text())
     assert events["frames"] and len(events["frames"][0]["grid"]) == 20
     assert events["evidence"]["starts"][0][1] == "pass"  # the probes' episodes, per test
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["evaluate", "/tmp", "--hard-cap-seconds", "5"], {}, "--hard-cap-seconds"),
+        (["evaluate", "/tmp"], {"BENCH_BOT_HARD_CAP_S": "abc"}, "BENCH_BOT_HARD_CAP_S"),
+        (["run", "/no/such.yaml"], {"BENCH_BOT_HARD_CAP_S": "9999"}, "BENCH_BOT_HARD_CAP_S"),
+    ],
+)
+def test_a_bad_hard_cap_is_one_line_exit_2(
+    args: list[str], env: dict[str, str], named: str, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        [str(BENCH), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, "DAGSTER_HOME": str(tmp_path), "BENCH_DATA_DIR": str(tmp_path), **env},
+    )
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and named in lines[0], result.stderr

@@ -116,6 +116,42 @@ def test_the_copy_leaves_out_links_out_fifos_and_devices(
     assert (copy / "index.html").stat().st_mode & 0o777 == 0o644
 
 
+def test_the_copy_leaves_out_hard_links_out_and_files_others_may_not_read(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.txt"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    game = tmp_path / "game"
+    (game / "js").mkdir(parents=True)
+    (game / "index.html").write_text("<p>game</p>")
+    os.link(secret, game / "leak.txt")
+    (game / "js" / "app.js").write_text("run()")
+    (game / "js" / "app.js").chmod(0o640)  # group-only: the sandbox uid is no member
+    (game / "style.css").write_text("p {}")
+    os.link(game / "style.css", game / "js" / "style-again.css")  # both names inside
+    (game / "tool.sh").write_text("#!/bin/sh")
+    (game / "tool.sh").chmod(0o755)
+    (game / "closed").mkdir(mode=0o700)
+    (game / "closed" / "inside.js").write_text("hidden()")
+    (game / "closed").chmod(0o700)
+    skipped = dict(line.split(": ", 1) for line in copy_game(game, tmp_path / "copy"))
+    assert skipped["closed"] == "a folder other users may not enter (mode 0700)"
+    assert skipped["leak.txt"].startswith("a hard link (2 names")
+    assert skipped["js/app.js"] == "not readable by other users (mode 0640)"
+    copy = tmp_path / "copy"
+    assert not (copy / "leak.txt").exists() and not (copy / "js" / "app.js").exists()
+    assert (copy / "style.css").read_text() == (copy / "js" / "style-again.css").read_text()
+    assert (copy / "tool.sh").stat().st_mode & 0o777 == 0o755  # permissions kept
+    # The server refuses the same files when handed the folder itself.
+    with serve_directory(game) as url:
+        assert _get(url + "leak.txt")[0] == 404
+        assert _get(url + "js/app.js")[0] == 404
+        assert _get(url + "index.html")[0] == 200
+
+
 def test_only_loopback_urls_are_targets() -> None:
     assert check_url("http://127.0.0.1:8080/") == "http://127.0.0.1:8080/"
     assert check_url("http://localhost:3000") == "http://localhost:3000"

@@ -111,7 +111,7 @@ def test_a_run_that_crashes_the_bot_does_not_cost_the_others_their_verdicts(
         (folder / "index.html").write_text("<canvas></canvas>")
         store.write_record("sandboxed_build", run_id, {"build_ok": True, "served_dir": str(folder)})
 
-    def evaluate(target: str, endurance_s: float, evidence: object) -> object:
+    def evaluate(target: str, endurance_s: float, evidence: object, hard_cap_s: float) -> object:
         if target == str(crashing):
             raise RuntimeError("Target page, context or browser has been closed")
         return no_page_evaluation(target, "stand-in verdicts for the other run")

@@ -23,6 +23,9 @@ from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import query
 from resources import AgentResource
 
+# The bot plays in process here: these tests open Chromium (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 SMOKE = settings.experiments_dir() / "smoke.yaml"
 PER_RUN = ("run_spec", "agent_generation", "sandboxed_build", "bot_evaluation", "quality_metrics")
 

@@ -25,6 +25,9 @@ from bench_pipeline.definitions import ALL_ASSETS
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import query
 
+# The bot plays in process here: these tests open Chromium (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 SMOKE = settings.experiments_dir() / "smoke.yaml"
 FAKE_CLI = settings.project_root() / "tests" / "agents" / "fake_cli"
 ALL = ALL_ASSETS

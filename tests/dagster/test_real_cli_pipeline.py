@@ -22,6 +22,9 @@ from bench_pipeline.warehouse.artifacts import ArtifactStore
 from bench_pipeline.warehouse.build import query
 from tests.dagster.test_generation_and_build_assets import design
 
+# The bot plays in process here: these tests open Chromium (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 DEMO = settings.experiments_dir() / "real-cli-demo.yaml"
 
 

@@ -21,6 +21,9 @@ from bench_pipeline.bot import TEST_IDS
 from bench_pipeline.definitions import ALL_ASSETS, defs
 from bench_pipeline.warehouse.artifacts import ArtifactStore
 
+# The bot plays in process here: these tests open Chromium (tests/needs.py).
+pytestmark = pytest.mark.usefixtures("chromium")
+
 SMOKE = settings.experiments_dir() / "smoke.yaml"
 PER_RUN = ["run_spec", "agent_generation", "sandboxed_build", "bot_evaluation", "quality_metrics"]
 BOT = {"ops": {"bot_evaluation": {"config": {"endurance_seconds": 4.0}}}}

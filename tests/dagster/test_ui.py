@@ -60,7 +60,9 @@ def _wait(what: str, deadline: float, probe, log: Path):
 
 
 @pytest.mark.slow
-def test_bench_ui_serves_the_project_and_launches_a_sweep(tmp_path: Path) -> None:
+def test_bench_ui_serves_the_project_and_launches_a_sweep(
+    tmp_path: Path, dagster_webserver: Path
+) -> None:
     """The webserver answers GraphQL about this project's assets and jobs; a sweep launched
     the way the launchpad does runs as a backfill through the daemon into the warehouse."""
     home = tmp_path / "dagster_home"

@@ -465,7 +465,7 @@ mutation Backfill($params: LaunchBackfillParams!) {
 
 
 @pytest.fixture(scope="module")
-def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ui]:
+def ui(tmp_path_factory: pytest.TempPathFactory, dagster_webserver: Path) -> Iterator[Ui]:
     tmp = tmp_path_factory.mktemp("ui_paths")
     home = tmp / "dagster_home"
     home.mkdir()
@@ -574,7 +574,7 @@ def _checked_page(browser: Browser, ui: Ui, steps: tuple[str, ...], verify: Chec
 
 
 @pytest.mark.slow
-def test_every_documented_ui_path_can_be_clicked(ui: Ui) -> None:
+def test_every_documented_ui_path_can_be_clicked(ui: Ui, chromium: str) -> None:
     """Each bold path of the docs, then each sentence of SENTENCES, in one browser; every
     failure is reported with the doc lines it comes from."""
     work = [

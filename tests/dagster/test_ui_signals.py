@@ -91,7 +91,7 @@ def _group_members(group: int) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
 def test_bench_ui_in_the_background_stops_on_a_signal(
-    tmp_path: Path, stop_signal: signal.Signals
+    tmp_path: Path, stop_signal: signal.Signals, dagster_webserver: Path
 ) -> None:
     home = tmp_path / "dagster_home"
     home.mkdir()

@@ -215,6 +215,7 @@ def _materialized(instance: dg.DagsterInstance) -> dict[tuple[str, str], int]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("chromium")
 def test_a_resumed_run_recomputes_only_the_quarantined_stage(
     instance: dg.DagsterInstance, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

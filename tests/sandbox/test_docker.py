@@ -17,6 +17,7 @@ import pytest
 
 from bench_pipeline.sandbox import SandboxPolicy, SandboxUnavailable, get_sandbox
 from bench_pipeline.sandbox.docker import DockerSandbox
+from bench_pipeline.sandbox.quota import mount_available
 from tests.sandbox.helpers import quick
 
 Frame = tuple[bytes | None, bytes | None]
@@ -236,3 +237,56 @@ def test_real_engine_contains_a_fork_bomb(docker_sandbox: DockerSandbox, workspa
 def test_real_engine_kills_at_the_timeout(docker_sandbox: DockerSandbox, workspace: Path) -> None:
     result = docker_sandbox.run(["sleep", "600"], workspace, quick(timeout_s=3))
     assert result.timed_out and result.duration_s < 20
+
+
+class FillingContainer(FakeContainer):
+    """Writes into the bound workspace from the host side while it "runs", the way the
+    container's process would through its bind mount: past the quota, and many files."""
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__([(b"started\n", None)])
+        self.workspace = workspace
+        self.refused: list[str] = []
+        self.mounted = ""
+
+    def start(self) -> None:
+        self.mounted = next(
+            (line for line in Path("/proc/self/mountinfo").read_text().splitlines()
+             if f" {self.workspace} " in line),
+            "",
+        )  # fmt: skip
+        try:
+            with open(self.workspace / "big", "wb") as fh:
+                fh.write(bytes(6 * 1024 * 1024))
+        except OSError as exc:
+            self.refused.append(exc.strerror or str(exc))
+        for i in range(200):
+            try:
+                (self.workspace / f"f{i}").touch()
+            except OSError as exc:
+                self.refused.append(exc.strerror or str(exc))
+                break
+
+
+def test_structure_only_the_quota_is_kept_by_the_kernel_under_the_container(
+    workspace: Path,
+) -> None:
+    """Structure-level (no engine here): while the container exists, its workspace is the
+    run's size- and inode-limited tmpfs, so writes past either are refused by the kernel;
+    afterwards the files are back in the host folder, within the quota, and the run is a
+    disk limit hit."""
+    if not mount_available():
+        pytest.skip("the kernel-kept quota needs root (mount)")
+    (workspace / "keep.txt").write_text("kept")
+    container = FillingContainer(workspace)
+    sandbox, _client = fake(container)
+    policy = SandboxPolicy(disk_quota_mb=4, disk_quota_files=50)
+    result = sandbox.run(["true"], workspace, policy)
+    assert "tmpfs" in container.mounted and "bench-quota-" in container.mounted
+    assert container.refused and "No space left on device" in container.refused[0]
+    assert result.limit_hit == "disk", result.summary()
+    names = {p.name for p in workspace.iterdir()}
+    assert "keep.txt" in names and len(names) <= 50
+    assert sum(p.stat().st_size for p in workspace.iterdir()) <= 4 * 1024 * 1024
+    # This run's tmpfs is gone (other workers' runs may hold theirs meanwhile).
+    assert str(workspace) not in Path("/proc/self/mountinfo").read_text()
