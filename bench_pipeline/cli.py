@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,6 +96,21 @@ def _ensure_dagster_home() -> Path:
     home = settings.dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
+    config = home / "dagster.yaml"
+    project = settings.project_root() / "dagster_home" / "dagster.yaml"
+    if not config.exists() and project.is_file():
+        # Without one, Dagster silently uses its bare defaults (no run queue limit, no run
+        # monitoring, telemetry on) and warns in every process it starts. The project's
+        # settings are what its commands and docs assume; say once what is used, and where.
+        shutil.copyfile(project, config)
+        err.print(
+            f"DAGSTER_HOME={home} had no dagster.yaml: using the project's settings (SQLite "
+            f"storage in that folder, at most 4 runs at once, run monitoring), copied from "
+            f"{project} to {config}; edit it there",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     return home
 
 
@@ -169,6 +185,48 @@ def pools(
         out.print("change one with BENCH_POOL_<NAME>=N, or in the UI: Deployment → Concurrency")
     else:
         out.print(f"limits of {file}; change one there and run this again")
+    # What the pools would be asked to run next without anyone launching it.
+    for line in _automation_lines():
+        out.print(f"automation: {line}", highlight=False, markup=False)
+
+
+def _automation_outlook() -> tuple[dict[str, Any], list[str]]:
+    import dagster as dg
+
+    from bench_pipeline.orchestration.project import automation_outlook
+
+    with dg.DagsterInstance.get() as instance:
+        return automation_outlook(instance)
+
+
+def _automation_lines() -> list[str]:
+    return _automation_outlook()[1]
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """What the automation would launch next without anyone asking, and what it would cost
+    at the registry's prices: the nightly new-model schedule and the automation sensor."""
+    _ensure_dagster_home()
+    outlook, lines = _automation_outlook()
+    if as_json:
+        sys.stdout.write(json.dumps(outlook, default=_json_default) + "\n")
+        return
+    out.print(f"DAGSTER_HOME={settings.dagster_home()}", highlight=False, markup=False)
+    for line in lines:
+        out.print(line, highlight=False, markup=False)
+    estimate = outlook["schedule"]["estimate"]
+    if estimate:
+        for model in estimate["by_model"]:
+            out.print(
+                f"  {model['model']} ({model['agent']}): {model['runs']} runs x "
+                f"${model['usd_per_run']:.2f} = ${model['usd']:.2f} (caps ${model['cap_usd']:.2f}; "
+                f"tokens: {model['basis']})",
+                highlight=False,
+                markup=False,
+            )
 
 
 @app.command()
@@ -1048,6 +1106,12 @@ def warehouse_rebuild(
         err.print(f"[yellow]quarantined[/] {escape(entry.describe())}")
     for notice in build.notices:
         err.print(f"[yellow]note[/] {escape(notice)}", soft_wrap=True)
+    if build.undocumented:
+        shown = ", ".join(build.undocumented[:8]) + (" …" * (len(build.undocumented) > 8))
+        err.print(
+            f"[yellow]warning[/] {len(build.undocumented)} column(s) have no comment (add a "
+            f"`-- column:` line to the model's header): {escape(shown)}"
+        )
     counts = {t.name: t.rows for t in build.tables}
     out.print(
         f"warehouse {path} rebuilt in {time.monotonic() - started:.1f} s: "

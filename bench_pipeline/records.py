@@ -96,6 +96,14 @@ def _sixteen(tests: Any) -> str | None:
     return f"unknown verdicts {bad}" if bad else None
 
 
+@dataclass(frozen=True)
+class Doc:
+    """What the field means: the comment of its column in `raw_<stage>` (DuckDB's
+    `duckdb_columns().comment`) and its line in docs/warehouse.md."""
+
+    text: str
+
+
 VARCHAR = Column("VARCHAR")
 INTEGER = Column("INTEGER")
 BIGINT = Column("BIGINT")
@@ -107,107 +115,235 @@ TESTS_STRUCT = Column("STRUCT(" + ", ".join(f"{t} VARCHAR" for t in TEST_IDS) + 
 class StageRecord(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    run_id: Annotated[str, VARCHAR]
+    run_id: Annotated[str, VARCHAR, Doc("the run: `<experiment>.<cell_id>.r<repeat>`")]
 
 
 class AgentGenerationRecord(StageRecord):
     """What the agent did in its sandbox: outcome, tokens, cost, time (docs/agents.md)."""
 
-    agent: Annotated[str | None, VARCHAR] = None
-    adapter: Annotated[str | None, VARCHAR] = None
-    model: Annotated[str | None, VARCHAR] = None
-    status: Annotated[str | None, VARCHAR] = None
-    message: Annotated[str | None, VARCHAR] = None
-    exit_code: Annotated[int | None, INTEGER] = None
-    input_tokens: Annotated[int | None, BIGINT, COUNT] = None
-    output_tokens: Annotated[int | None, BIGINT, COUNT] = None
-    cache_read_tokens: Annotated[int | None, BIGINT, COUNT] = None
-    cache_creation_tokens: Annotated[int | None, BIGINT, COUNT] = None
+    agent: Annotated[
+        str | None,
+        VARCHAR,
+        Doc("the harness that drove the model (`claude-code`, `codex`, `command`, `synthetic`)"),
+    ] = None
+    adapter: Annotated[
+        str | None,
+        VARCHAR,
+        Doc("the adapter that ran it (`replay` when a recorded transcript was replayed)"),
+    ] = None
+    model: Annotated[str | None, VARCHAR, Doc("the model id of the registry")] = None
+    status: Annotated[
+        str | None,
+        VARCHAR,
+        Doc(
+            "the agent's outcome: `completed`, `failed`, `budget_exceeded`, `timed_out`, `max_turns` or `error`"
+        ),
+    ] = None
+    message: Annotated[str | None, VARCHAR, Doc("one line on how the agent run ended")] = None
+    exit_code: Annotated[
+        int | None, INTEGER, Doc("the agent CLI's exit code (NULL when no process ran)")
+    ] = None
+    input_tokens: Annotated[
+        int | None, BIGINT, COUNT, Doc("input tokens the run used, cache reads and writes included")
+    ] = None
+    output_tokens: Annotated[int | None, BIGINT, COUNT, Doc("output tokens the run produced")] = (
+        None
+    )
+    cache_read_tokens: Annotated[
+        int | None, BIGINT, COUNT, Doc("input tokens read from the prompt cache")
+    ] = None
+    cache_creation_tokens: Annotated[
+        int | None, BIGINT, COUNT, Doc("input tokens written to the prompt cache")
+    ] = None
     cost_usd: Annotated[
         float | None,
         DOUBLE,
         COUNT,
+        Doc("what the run cost, US dollars (NULL when unknown)"),
         Check(
             "cost_non_negative",
             "Cost is unknown (NULL) or at least zero, never negative.",
             _non_negative("cost_usd"),
         ),
     ] = None
-    cost_source: Annotated[str | None, VARCHAR] = None
-    turns: Annotated[int | None, INTEGER, COUNT] = None
-    tool_calls: Annotated[int | None, INTEGER, COUNT] = None
-    duration_s: Annotated[float | None, DOUBLE, COUNT] = None
-    wall_s: Annotated[float | None, DOUBLE, COUNT] = None
-    budget_usd: Annotated[float | None, DOUBLE, COUNT] = None
-    budget_hit: Annotated[bool | None, BOOLEAN] = None
-    files: Annotated[int | None, INTEGER, COUNT] = None
-    workspace_bytes: Annotated[int | None, BIGINT, COUNT] = None
-    started_at: Annotated[str | None, VARCHAR] = None
-    finished_at: Annotated[str | None, VARCHAR] = None
-    prompt_version: Annotated[str | None, VARCHAR] = None
-    transcript_path: Annotated[str | None, VARCHAR] = None
-    archive_path: Annotated[str | None, VARCHAR] = None
-    details: Annotated[str | None, VARCHAR] = None
+    cost_source: Annotated[
+        str | None,
+        VARCHAR,
+        Doc("`reported` by the CLI, `priced` from the registry's prices, or `unknown`"),
+    ] = None
+    turns: Annotated[int | None, INTEGER, COUNT, Doc("model turns")] = None
+    tool_calls: Annotated[int | None, INTEGER, COUNT, Doc("tool calls the agent reported")] = None
+    duration_s: Annotated[float | None, DOUBLE, COUNT, Doc("the agent's own run time, seconds")] = (
+        None
+    )
+    wall_s: Annotated[
+        float | None, DOUBLE, COUNT, Doc("the stage's wall time for this run, seconds")
+    ] = None
+    budget_usd: Annotated[
+        float | None, DOUBLE, COUNT, Doc("the spending cap the run had, US dollars")
+    ] = None
+    budget_hit: Annotated[bool | None, BOOLEAN, Doc("the run was stopped at its spending cap")] = (
+        None
+    )
+    files: Annotated[int | None, INTEGER, COUNT, Doc("files in the workspace the agent left")] = (
+        None
+    )
+    workspace_bytes: Annotated[
+        int | None, BIGINT, COUNT, Doc("total size of those files, bytes")
+    ] = None
+    started_at: Annotated[
+        str | None, VARCHAR, Doc("when the agent started (ISO 8601 text, UTC)")
+    ] = None
+    finished_at: Annotated[
+        str | None, VARCHAR, Doc("when the agent finished (ISO 8601 text, UTC)")
+    ] = None
+    prompt_version: Annotated[
+        str | None, VARCHAR, Doc("version of the prompt templates the run was given")
+    ] = None
+    transcript_path: Annotated[
+        str | None, VARCHAR, Doc("the raw transcript (JSON lines) in the artifact store")
+    ] = None
+    archive_path: Annotated[
+        str | None, VARCHAR, Doc("the archive of the workspace the agent left")
+    ] = None
+    details: Annotated[str | None, VARCHAR, Doc("adapter-specific details, JSON text")] = None
 
 
 class SandboxedBuildRecord(StageRecord):
     """What building the agent's project in the sandbox gave (docs/agents.md)."""
 
-    build_ok: Annotated[bool | None, BOOLEAN] = None
-    kind: Annotated[str | None, VARCHAR] = None
-    message: Annotated[str | None, VARCHAR] = None
-    duration_s: Annotated[float | None, DOUBLE, COUNT] = None
-    served_dir: Annotated[str | None, VARCHAR] = None
-    entry_point: Annotated[str | None, VARCHAR] = None
-    output_bytes: Annotated[int | None, BIGINT, COUNT] = None
-    sandbox: Annotated[str | None, VARCHAR] = None
-    log_path: Annotated[str | None, VARCHAR] = None
+    build_ok: Annotated[bool | None, BOOLEAN, Doc("the build produced a page to play")] = None
+    kind: Annotated[
+        str | None,
+        VARCHAR,
+        Doc("what the build detected and ran: a static page, an npm project, ..."),
+    ] = None
+    message: Annotated[str | None, VARCHAR, Doc("the build's one-line summary")] = None
+    duration_s: Annotated[float | None, DOUBLE, COUNT, Doc("build time, seconds")] = None
+    served_dir: Annotated[str | None, VARCHAR, Doc("the folder the bot serves the game from")] = (
+        None
+    )
+    entry_point: Annotated[
+        str | None, VARCHAR, Doc("the page the bot opens (`index.html`, `dist/index.html`, ...)")
+    ] = None
+    output_bytes: Annotated[int | None, BIGINT, COUNT, Doc("size of the built output, bytes")] = (
+        None
+    )
+    sandbox: Annotated[
+        str | None, VARCHAR, Doc("the sandbox back end that ran the build (`bubblewrap`, `docker`)")
+    ] = None
+    log_path: Annotated[str | None, VARCHAR, Doc("the build log in the artifact store")] = None
 
 
 class BotEvaluationRecord(StageRecord):
     """The gameplay bot's sixteen verdicts and score (docs/bot.md)."""
 
-    bot_version: Annotated[str | None, VARCHAR] = None
-    gameplay_score: Annotated[float | None, DOUBLE, PERCENT, _percent("gameplay_score")] = None
-    duration_s: Annotated[float | None, DOUBLE, COUNT] = None
-    renderer: Annotated[str | None, VARCHAR] = None
-    passed: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS))] = None
-    failed: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS))] = None
-    inconclusive: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS))] = None
+    bot_version: Annotated[str | None, VARCHAR, Doc("the bot version that judged the game")] = None
+    gameplay_score: Annotated[
+        float | None,
+        DOUBLE,
+        PERCENT,
+        Doc("0–100: 100 × the share of the sixteen tests that passed"),
+        _percent("gameplay_score"),
+    ] = None
+    duration_s: Annotated[
+        float | None, DOUBLE, COUNT, Doc("the bot's evaluation time, seconds")
+    ] = None
+    renderer: Annotated[
+        str | None,
+        VARCHAR,
+        Doc(
+            "what the bot found the page drawn with (`canvas`, `dom`, `svg`, `webgl`, ...; `none` without a page)"
+        ),
+    ] = None
+    passed: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS)), Doc("tests judged PASS")] = None
+    failed: Annotated[int | None, INTEGER, Bound(0, len(TEST_IDS)), Doc("tests judged FAIL")] = None
+    inconclusive: Annotated[
+        int | None,
+        INTEGER,
+        Bound(0, len(TEST_IDS)),
+        Doc("tests judged INCONCLUSIVE (the bot could not observe enough)"),
+    ] = None
     tests: Annotated[
         dict[str, str] | None,
         TESTS_STRUCT,
+        Doc("test id → verdict (PASS, FAIL or INCONCLUSIVE) for the sixteen tests"),
         Check(
             "sixteen_verdicts",
             "Sixteen verdicts per run, each PASS, FAIL or INCONCLUSIVE.",
             _sixteen,
         ),
     ] = None
+    # JSON rather than a STRUCT: an older record may lack some tests' reasons.
+    reasons: Annotated[
+        dict[str, str | None] | None,
+        Column("JSON"),
+        Doc("test id → the bot's reason for its verdict, JSON (fct_test_results.reason)"),
+    ] = None
 
 
 class QualityMetricsRecord(StageRecord):
     """Code quality, the quality score and the transcript analysis (docs/quality.md)."""
 
-    quality_score: Annotated[float | None, DOUBLE, PERCENT, _percent("quality_score")] = None
-    eslint_errors: Annotated[int | None, INTEGER, COUNT] = None
-    eslint_warnings: Annotated[int | None, INTEGER, COUNT] = None
-    ts_compiles: Annotated[bool | None, BOOLEAN] = None
-    bundle_bytes: Annotated[int | None, BIGINT, COUNT] = None
-    function_length_max: Annotated[int | None, INTEGER, COUNT] = None
-    nesting_depth_max: Annotated[int | None, INTEGER, COUNT] = None
-    naming_consistency: Annotated[float | None, DOUBLE] = None
-    file_count: Annotated[int | None, INTEGER, COUNT] = None
-    duplication_pct: Annotated[float | None, DOUBLE, PERCENT] = None
-    html_errors: Annotated[int | None, INTEGER, COUNT] = None
-    magic_numbers: Annotated[int | None, INTEGER, COUNT] = None
-    transcript_tool_calls: Annotated[int | None, INTEGER, COUNT] = None
-    transcript_wasted_turns: Annotated[int | None, INTEGER, COUNT] = None
-    transcript_productivity_ratio: Annotated[float | None, DOUBLE] = None
-    transcript_self_tested: Annotated[bool | None, BOOLEAN] = None
-    sonar_cognitive_complexity: Annotated[int | None, INTEGER, COUNT] = None
-    sonar_bugs: Annotated[int | None, INTEGER, COUNT] = None
-    sonar_code_smells: Annotated[int | None, INTEGER, COUNT] = None
-    unavailable: Annotated[str | None, VARCHAR] = None
+    quality_score: Annotated[
+        float | None,
+        DOUBLE,
+        PERCENT,
+        Doc("0–100, the code-quality score (docs/quality.md)"),
+        _percent("quality_score"),
+    ] = None
+    eslint_errors: Annotated[int | None, INTEGER, COUNT, Doc("ESLint errors")] = None
+    eslint_warnings: Annotated[int | None, INTEGER, COUNT, Doc("ESLint warnings")] = None
+    ts_compiles: Annotated[
+        bool | None, BOOLEAN, Doc("TypeScript compiles (NULL for a project without TypeScript)")
+    ] = None
+    bundle_bytes: Annotated[
+        int | None, BIGINT, COUNT, Doc("size of the built page and its scripts, bytes")
+    ] = None
+    function_length_max: Annotated[
+        int | None, INTEGER, COUNT, Doc("lines of the longest function")
+    ] = None
+    nesting_depth_max: Annotated[int | None, INTEGER, COUNT, Doc("deepest block nesting")] = None
+    naming_consistency: Annotated[
+        float | None,
+        DOUBLE,
+        Doc("0–1: share of identifiers in the project's dominant naming style"),
+    ] = None
+    file_count: Annotated[int | None, INTEGER, COUNT, Doc("source files")] = None
+    duplication_pct: Annotated[
+        float | None, DOUBLE, PERCENT, Doc("percentage of duplicated lines (jscpd)")
+    ] = None
+    html_errors: Annotated[int | None, INTEGER, COUNT, Doc("HTML validation errors")] = None
+    magic_numbers: Annotated[int | None, INTEGER, COUNT, Doc("numeric literals without a name")] = (
+        None
+    )
+    transcript_tool_calls: Annotated[
+        int | None, INTEGER, COUNT, Doc("tool calls in the agent's transcript")
+    ] = None
+    transcript_wasted_turns: Annotated[
+        int | None,
+        INTEGER,
+        COUNT,
+        Doc("turns that achieved nothing (failed or repeated tool calls)"),
+    ] = None
+    transcript_productivity_ratio: Annotated[
+        float | None, DOUBLE, Doc("0–1: share of tool calls that were useful")
+    ] = None
+    transcript_self_tested: Annotated[
+        bool | None, BOOLEAN, Doc("the agent ran or opened its own game")
+    ] = None
+    sonar_cognitive_complexity: Annotated[
+        int | None, INTEGER, COUNT, Doc("SonarQube cognitive complexity (NULL without a server)")
+    ] = None
+    sonar_bugs: Annotated[
+        int | None, INTEGER, COUNT, Doc("SonarQube bugs (NULL without a server)")
+    ] = None
+    sonar_code_smells: Annotated[
+        int | None, INTEGER, COUNT, Doc("SonarQube code smells (NULL without a server)")
+    ] = None
+    unavailable: Annotated[
+        str | None, VARCHAR, Doc("metric → why it could not be measured, JSON text")
+    ] = None
 
 
 # Stage name → the model of its record (the stages of bench_pipeline/stages.py that the
@@ -229,24 +365,9 @@ def _metadata(model: type[StageRecord], kind: type) -> list[tuple[str, Any]]:
     ]
 
 
-def value_bounds(model: type[StageRecord]) -> dict[str, Bound]:
-    """Numeric column -> its bounds: the field's own `Bound`, else within ±MAX_MAGNITUDE."""
-    declared = dict(_metadata(model, Bound))
-    any_number = Bound(-MAX_MAGNITUDE, MAX_MAGNITUDE)
-    return {
-        name: declared.get(name, any_number)
-        for name, column in _metadata(model, Column)
-        if column.sql in ("DOUBLE", "BIGINT", "INTEGER")
-    }
-
-
-def bound_problem(bounds: dict[str, Bound], record: dict[str, Any]) -> str | None:
-    """The first number of `record` outside its column's bounds, said in one line."""
-    for name, bound in bounds.items():
-        problem = bound.problem(name, record.get(name))
-        if problem:
-            return f"{problem} (the bounds of the stage's own numbers)"
-    return None
+def source_docs(model: type[StageRecord]) -> dict[str, str]:
+    """Column → what it means, for the model's `raw_<stage>` table."""
+    return {name: doc.text for name, doc in _metadata(model, Doc)}
 
 
 def source_schema(model: type[StageRecord]) -> dict[str, str]:
@@ -267,3 +388,23 @@ class FieldCheck:
 
 def field_checks(model: type[StageRecord]) -> list[FieldCheck]:
     return [FieldCheck(name, check) for name, check in _metadata(model, Check)]
+
+
+def value_bounds(model: type[StageRecord]) -> dict[str, Bound]:
+    """Numeric column -> its bounds: the field's own `Bound`, else within ±MAX_MAGNITUDE."""
+    declared = dict(_metadata(model, Bound))
+    any_number = Bound(-MAX_MAGNITUDE, MAX_MAGNITUDE)
+    return {
+        name: declared.get(name, any_number)
+        for name, column in _metadata(model, Column)
+        if column.sql in ("DOUBLE", "BIGINT", "INTEGER")
+    }
+
+
+def bound_problem(bounds: dict[str, Bound], record: dict[str, Any]) -> str | None:
+    """The first number of `record` outside its column's bounds, said in one line."""
+    for name, bound in bounds.items():
+        problem = bound.problem(name, record.get(name))
+        if problem:
+            return f"{problem} (the bounds of the stage's own numbers)"
+    return None

@@ -253,7 +253,12 @@ def run_main(
         resources=resources,
         run_config={
             **QUIET,
-            "ops": {"experiment_design": {"config": {"experiment": str(experiment_file)}}},
+            # `bench run` runs what it designs: BENCH_SWEEP_DRY_RUN is for launched sweeps.
+            "ops": {
+                "experiment_design": {
+                    "config": {"experiment": str(experiment_file), "dry_run": False}
+                }
+            },
         },
         tags={"bench/experiment": experiment.name, **owner_tags()},
     )

@@ -34,7 +34,8 @@ def experiments_dir() -> Path:
 
 
 def sql_models_dir() -> Path:
-    return project_root() / "dbt_like_sql"
+    """The SQL models: BENCH_SQL_MODELS_DIR (a fork's or a test's copy), else dbt_like_sql/."""
+    return Path(os.environ.get("BENCH_SQL_MODELS_DIR") or project_root() / "dbt_like_sql")
 
 
 def dagster_home() -> Path:
@@ -99,3 +100,50 @@ def max_run_seconds() -> int:
     own tighter limit per benchmark run (agent time limit, build timeout, bot hard cap)."""
     raw = os.environ.get("BENCH_MAX_RUN_SECONDS", "").strip()
     return int(raw) if raw else 6 * 3600
+
+
+class SettingError(ValueError):
+    """An environment variable with a value that cannot be used (one line: which, and why)."""
+
+
+def _env_number(name: str, minimum: float, integer: bool = False) -> float | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "a whole number" if integer else "a number"
+        raise SettingError(f"{name}={raw!r} is not {kind}") from None
+    if not value >= minimum:  # also refuses NaN
+        raise SettingError(f"{name}={raw!r} must be at least {minimum:g}")
+    return value
+
+
+def sweep_repeats() -> int | None:
+    """Runs per cell for sweeps launched without their own `repeats` (BENCH_SWEEP_REPEATS);
+    None: each experiment file's `repeats`."""
+    value = _env_number("BENCH_SWEEP_REPEATS", 1, integer=True)
+    return None if value is None else int(value)
+
+
+def budget_cap_usd() -> float | None:
+    """A cap on every run's spending for sweeps launched without their own
+    (BENCH_BUDGET_CAP_USD); None: each cell's `budget_usd` alone."""
+    return _env_number("BENCH_BUDGET_CAP_USD", 0.01)
+
+
+def sweep_dry_run() -> bool:
+    """Sweeps estimate and launch nothing unless told otherwise (BENCH_SWEEP_DRY_RUN=1)."""
+    raw = os.environ.get("BENCH_SWEEP_DRY_RUN", "").strip().lower()
+    if raw in {"", "0", "false", "no"}:
+        return False
+    if raw in {"1", "true", "yes"}:
+        return True
+    raise SettingError(f"BENCH_SWEEP_DRY_RUN={raw!r}: expected 1/true/yes or 0/false/no")
+
+
+def checked_bot_endurance_s() -> float:
+    """bot_endurance_s with a one-line error for a bad BENCH_BOT_ENDURANCE_S."""
+    value = _env_number("BENCH_BOT_ENDURANCE_S", 0.5)
+    return 30.0 if value is None else value

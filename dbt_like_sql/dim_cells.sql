@@ -4,6 +4,16 @@
 -- test: not_null(cell_id, config_json, label, n_runs_designed)
 -- test: non_negative(n_runs_scored)
 -- test: expect_empty(scored_runs_were_designed): select cell_id from dim_cells where n_runs_scored > n_runs_designed
+-- column: cell_id: the cell (hash of its config: the same in every experiment)
+-- column: label: the axes that differ from the catalogue defaults, in catalogue order (`model=claude-opus-4-6, effort=high`), or `all defaults`
+-- columns: axes
+-- column: experiments: the experiments holding the cell, sorted
+-- column: designs: the design types that produced it, over all experiments, sorted
+-- column: n_runs_designed: its runs in any design (current or earlier) of any experiment
+-- column: n_runs_current: of those, the runs in current designs
+-- column: n_runs_scored: its runs with a `score`
+-- column: in_current_design: the cell is in at least one experiment's current design
+-- column: config_json: the full config
 with cells as (
     select
         cell_id,

@@ -4,6 +4,18 @@
 -- test: not_null(experiment, n_runs)
 -- test: non_negative(total_cost_usd)
 -- test: non_negative(cost_per_point)
+-- column: experiment: experiment name (the YAML file's `name`)
+-- columns: axes
+-- column: n_runs: designed runs
+-- column: n_with_cost: runs with a known cost
+-- column: n_scored: runs with a score
+-- column: total_cost_usd: everything the group's runs cost, **failed and unscored runs included**
+-- column: unscored_cost_usd: the part spent on runs without a score (yet)
+-- column: mean_cost_usd: mean cost per run, over the runs with a cost
+-- column: score_mean: mean score over the scored runs
+-- column: cost_per_point: mean_cost_usd / score_mean (NULL when score_mean is 0 or NULL)
+-- column: points_per_dollar: score_mean / mean_cost_usd
+-- column: rank: by cost_per_point within the experiment, cheapest = 1
 with runs as (
     select
         f.experiment,

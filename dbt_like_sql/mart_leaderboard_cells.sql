@@ -1,10 +1,48 @@
 -- materialized: table
--- description: Leaderboard per experiment × cell (one config): the cell's label and 16 axis values, whether the cell is in the experiment's current design, run counts, and for score, gameplay_score, quality_score, cost_usd and duration_s the mean, sample SD and 95 % t interval (as in mart_leaderboard_models), the build success rate, cost per point and the rank by mean score within the experiment.
+-- description: Leaderboard per experiment × cell (one config): the cell's label and 16 axis values, whether the cell is in the experiment's current design, run counts, and for score, gameplay_score, quality_score, cost_usd and duration_s the mean, sample SD and 95 % interval (logit-transformed for the 0–100 scores, log-transformed for cost and duration, as in mart_leaderboard_models; ci_method names them); the build success rate, cost per point and the rank by mean score within the experiment.
 -- test: unique(experiment, cell_id) blocking
 -- test: not_null(experiment, cell_id, label)
 -- test: accepted_range(score_mean, 0, 100)
 -- test: accepted_range(build_ok_rate, 0, 1)
+-- test: accepted_range(score_ci_low, 0, 100)
+-- test: accepted_range(score_ci_high, 0, 100)
+-- test: accepted_range(gameplay_score_ci_low, 0, 100)
+-- test: accepted_range(gameplay_score_ci_high, 0, 100)
+-- test: accepted_range(quality_score_ci_low, 0, 100)
+-- test: accepted_range(quality_score_ci_high, 0, 100)
+-- test: non_negative(cost_usd_ci_low)
 -- test: non_negative(cost_usd_mean)
+-- column: experiment: experiment name (the YAML file's `name`)
+-- column: cell_id: `c` + 12 hex digits of sha256 of the canonical config
+-- column: label: the axes that differ from the catalogue defaults, in catalogue order (`model=claude-opus-4-6, effort=high`), or `all defaults`
+-- columns: axes
+-- column: in_current_design: the run is in its experiment's current design
+-- column: n_runs: designed runs of the group (pending ones included)
+-- column: n_scored: of those, runs with a `score`
+-- column: score_mean: mean of the headline score (0–100) over the runs where it is not NULL
+-- column: score_sd: sample standard deviation of the headline score (0–100) (NULL below two values)
+-- column: score_ci_low: lower end of the 95 % interval of the mean of the headline score (0–100) (ci_method; NULL below two values)
+-- column: score_ci_high: upper end of the 95 % interval of the mean of the headline score (0–100) (ci_method; NULL below two values)
+-- column: gameplay_score_mean: mean of the gameplay score (0–100) over the runs where it is not NULL
+-- column: gameplay_score_sd: sample standard deviation of the gameplay score (0–100) (NULL below two values)
+-- column: gameplay_score_ci_low: lower end of the 95 % interval of the mean of the gameplay score (0–100) (ci_method; NULL below two values)
+-- column: gameplay_score_ci_high: upper end of the 95 % interval of the mean of the gameplay score (0–100) (ci_method; NULL below two values)
+-- column: quality_score_mean: mean of the quality score (0–100) over the runs where it is not NULL
+-- column: quality_score_sd: sample standard deviation of the quality score (0–100) (NULL below two values)
+-- column: quality_score_ci_low: lower end of the 95 % interval of the mean of the quality score (0–100) (ci_method; NULL below two values)
+-- column: quality_score_ci_high: upper end of the 95 % interval of the mean of the quality score (0–100) (ci_method; NULL below two values)
+-- column: cost_usd_mean: mean of the agent's cost (US dollars) over the runs where it is not NULL
+-- column: cost_usd_sd: sample standard deviation of the agent's cost (US dollars) (NULL below two values)
+-- column: cost_usd_ci_low: lower end of the 95 % interval of the mean of the agent's cost (US dollars) (ci_method; NULL below two values)
+-- column: cost_usd_ci_high: upper end of the 95 % interval of the mean of the agent's cost (US dollars) (ci_method; NULL below two values)
+-- column: duration_s_mean: mean of the agent's duration (seconds) over the runs where it is not NULL
+-- column: duration_s_sd: sample standard deviation of the agent's duration (seconds) (NULL below two values)
+-- column: duration_s_ci_low: lower end of the 95 % interval of the mean of the agent's duration (seconds) (ci_method; NULL below two values)
+-- column: duration_s_ci_high: upper end of the 95 % interval of the mean of the agent's duration (seconds) (ci_method; NULL below two values)
+-- column: ci_method: how the 95 % intervals were computed: logit-transformed t interval for the 0–100 scores, log-transformed t interval for cost and duration (docs/analysis.md)
+-- column: build_ok_rate: share of the runs that reached the build stage whose build succeeded
+-- column: cost_per_point: cost_usd_mean / score_mean: dollars per point; NULL when score_mean is 0 or NULL
+-- column: rank: by score_mean within the experiment, best = 1 (ties share a rank; NULL scores last)
 with runs as (
     select
         experiment,
@@ -93,24 +131,25 @@ select
     h.n_scored,
     h.score_mean,
     h.score_sd,
-    h.score_mean - h.score_half as score_ci_low,
-    h.score_mean + h.score_half as score_ci_high,
+    case when h.score_half is null then null when h.score_mean <= 0 or h.score_mean >= 100 then h.score_mean else 100 / (1 + exp(-least(700, greatest(-700, ln(h.score_mean / (100 - h.score_mean)) - h.score_half * 100 / (h.score_mean * (100 - h.score_mean)))))) end as score_ci_low,
+    case when h.score_half is null then null when h.score_mean <= 0 or h.score_mean >= 100 then h.score_mean else 100 / (1 + exp(-least(700, greatest(-700, ln(h.score_mean / (100 - h.score_mean)) + h.score_half * 100 / (h.score_mean * (100 - h.score_mean)))))) end as score_ci_high,
     h.gameplay_score_mean,
     h.gameplay_score_sd,
-    h.gameplay_score_mean - h.gameplay_score_half as gameplay_score_ci_low,
-    h.gameplay_score_mean + h.gameplay_score_half as gameplay_score_ci_high,
+    case when h.gameplay_score_half is null then null when h.gameplay_score_mean <= 0 or h.gameplay_score_mean >= 100 then h.gameplay_score_mean else 100 / (1 + exp(-least(700, greatest(-700, ln(h.gameplay_score_mean / (100 - h.gameplay_score_mean)) - h.gameplay_score_half * 100 / (h.gameplay_score_mean * (100 - h.gameplay_score_mean)))))) end as gameplay_score_ci_low,
+    case when h.gameplay_score_half is null then null when h.gameplay_score_mean <= 0 or h.gameplay_score_mean >= 100 then h.gameplay_score_mean else 100 / (1 + exp(-least(700, greatest(-700, ln(h.gameplay_score_mean / (100 - h.gameplay_score_mean)) + h.gameplay_score_half * 100 / (h.gameplay_score_mean * (100 - h.gameplay_score_mean)))))) end as gameplay_score_ci_high,
     h.quality_score_mean,
     h.quality_score_sd,
-    h.quality_score_mean - h.quality_score_half as quality_score_ci_low,
-    h.quality_score_mean + h.quality_score_half as quality_score_ci_high,
+    case when h.quality_score_half is null then null when h.quality_score_mean <= 0 or h.quality_score_mean >= 100 then h.quality_score_mean else 100 / (1 + exp(-least(700, greatest(-700, ln(h.quality_score_mean / (100 - h.quality_score_mean)) - h.quality_score_half * 100 / (h.quality_score_mean * (100 - h.quality_score_mean)))))) end as quality_score_ci_low,
+    case when h.quality_score_half is null then null when h.quality_score_mean <= 0 or h.quality_score_mean >= 100 then h.quality_score_mean else 100 / (1 + exp(-least(700, greatest(-700, ln(h.quality_score_mean / (100 - h.quality_score_mean)) + h.quality_score_half * 100 / (h.quality_score_mean * (100 - h.quality_score_mean)))))) end as quality_score_ci_high,
     h.cost_usd_mean,
     h.cost_usd_sd,
-    h.cost_usd_mean - h.cost_usd_half as cost_usd_ci_low,
-    h.cost_usd_mean + h.cost_usd_half as cost_usd_ci_high,
+    case when h.cost_usd_half is null then null when h.cost_usd_mean <= 0 then h.cost_usd_mean else exp(least(700, greatest(-700, ln(h.cost_usd_mean) - h.cost_usd_half / h.cost_usd_mean))) end as cost_usd_ci_low,
+    case when h.cost_usd_half is null then null when h.cost_usd_mean <= 0 then h.cost_usd_mean else exp(least(700, greatest(-700, ln(h.cost_usd_mean) + h.cost_usd_half / h.cost_usd_mean))) end as cost_usd_ci_high,
     h.duration_s_mean,
     h.duration_s_sd,
-    h.duration_s_mean - h.duration_s_half as duration_s_ci_low,
-    h.duration_s_mean + h.duration_s_half as duration_s_ci_high,
+    case when h.duration_s_half is null then null when h.duration_s_mean <= 0 then h.duration_s_mean else exp(least(700, greatest(-700, ln(h.duration_s_mean) - h.duration_s_half / h.duration_s_mean))) end as duration_s_ci_low,
+    case when h.duration_s_half is null then null when h.duration_s_mean <= 0 then h.duration_s_mean else exp(least(700, greatest(-700, ln(h.duration_s_mean) + h.duration_s_half / h.duration_s_mean))) end as duration_s_ci_high,
+    'score, gameplay_score, quality_score: logit-transformed t interval; cost_usd, duration_s: log-transformed t interval' as ci_method,
     h.build_ok_rate,
     h.cost_usd_mean / nullif(h.score_mean, 0) as cost_per_point,
     rank() over (partition by h.experiment order by h.score_mean desc nulls last) as "rank"

@@ -3,6 +3,14 @@
 -- test: unique(run_id)
 -- test: not_null(run_id)
 -- test: accepted_range(gameplay_score, 0, 100)
+-- column: run_id: `<experiment>.<cell_id>.r<repeat>`; the Dagster partition key
+-- column: bot_version: the bot that evaluated it
+-- column: gameplay_score: 0–100, the bot's share of passed tests
+-- column: tests_passed: tests judged PASS
+-- column: tests_failed: tests judged FAIL
+-- column: tests_inconclusive: tests judged INCONCLUSIVE (the bot could not observe enough)
+-- column: renderer: what the bot found the page drawn with (`canvas`, `dom`, `svg`, `webgl`, …; `none` when there was no page)
+-- column: eval_duration_s: bot evaluation time
 select
     run_id,
     bot_version,

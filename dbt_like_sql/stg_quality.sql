@@ -3,6 +3,27 @@
 -- test: unique(run_id)
 -- test: not_null(run_id)
 -- test: accepted_range(quality_score, 0, 100)
+-- column: run_id: `<experiment>.<cell_id>.r<repeat>`; the Dagster partition key
+-- column: quality_score: 0–100, the code-quality score; 0 when there is no entry point (no page to serve: no credit), NULL when the quality stage could not measure the run (docs/quality.md)
+-- column: eslint_errors: ESLint errors
+-- column: eslint_warnings: ESLint warnings
+-- column: ts_compiles: TypeScript compiles (NULL for a project without TypeScript)
+-- column: bundle_bytes: size of the built page and its scripts, bytes
+-- column: function_length_max: lines of the longest function
+-- column: nesting_depth_max: deepest block nesting
+-- column: naming_consistency: 0–1: share of identifiers in the project's dominant naming style
+-- column: file_count: source files
+-- column: duplication_pct: percentage of duplicated lines (jscpd)
+-- column: html_errors: HTML validation errors
+-- column: magic_numbers: numeric literals without a name
+-- column: tool_calls: tool calls the agent reported
+-- column: wasted_turns: wasted tool calls in the transcript
+-- column: productivity_ratio: useful share of tool calls
+-- column: self_tested: the agent tested its own game
+-- column: sonar_cognitive_complexity: SonarQube cognitive complexity (NULL without a server)
+-- column: sonar_bugs: SonarQube bugs (NULL without a server)
+-- column: sonar_code_smells: SonarQube code smells (NULL without a server)
+-- column: unavailable_json: metric → why it could not be measured, JSON text
 select
     run_id,
     try_cast(quality_score as double) as quality_score,

@@ -2,6 +2,13 @@
 -- description: One row per designed run with its cell's axis values; the spine every later stage joins to.
 -- test: unique(run_id) blocking
 -- test: not_null(run_id, cell_id, experiment)
+-- column: run_id: `<experiment>.<cell_id>.r<repeat>`; the Dagster partition key
+-- column: experiment: experiment name (the YAML file's `name`)
+-- column: cell_id: `c` + 12 hex digits of sha256 of the canonical config
+-- column: repeat: repeat number within the cell, from 0
+-- column: seed: the run's seed (stable across machines)
+-- column: in_current_design: the run is in its experiment's current design
+-- columns: axes
 select
     r.run_id,
     r.experiment,

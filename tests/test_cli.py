@@ -164,3 +164,59 @@ def test_rejudge_names_a_file_that_is_no_log_and_judges_the_rest(tmp_path: Path)
     )
     missing = bench("rejudge", str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+
+
+@pytest.mark.slow
+def test_status_on_a_fresh_instance_launches_nothing_and_prices_the_standard_sweep(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "dagster_home"
+    env = {"DAGSTER_HOME": str(home), "BENCH_DATA_DIR": str(tmp_path / "data")}
+    result = bench("status", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    outlook = json.loads(result.stdout)
+    schedule, sensor = outlook["schedule"], outlook["automation_sensor"]
+    assert schedule["name"] == "new_model_backfill_schedule"
+    assert schedule["would_launch_runs"] == 0
+    assert "nobody has swept standard" in schedule["next_tick"]
+    assert schedule["estimate"]["runs"] == 18 and schedule["estimate"]["usd"] > 0
+    assert sensor["runs_agents"] is False and "bot_evaluation" in sensor["may_recompute"]
+    text = bench("status", env=env)
+    assert text.returncode == 0 and "launches nothing" in text.stdout
+    pools = bench("pools", env=env)
+    assert "automation: new_model_backfill_schedule" in pools.stdout
+    # A bad token assumption costs the estimate, not the decision, and says why.
+    bad = bench("status", "--json", env={**env, "BENCH_ESTIMATE_TOKENS": "lots"})
+    assert bad.returncode == 0, bad.stderr
+    broken = json.loads(bad.stdout)["schedule"]
+    assert broken["would_launch_runs"] == 0 and broken["estimate"] is None
+    assert "BENCH_ESTIMATE_TOKENS='lots'" in broken["estimate_error"]
+
+
+def test_a_dagster_home_without_dagster_yaml_gets_the_projects_in_one_line(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    env = {"DAGSTER_HOME": str(home), "BENCH_DATA_DIR": str(tmp_path / "data")}
+    result = bench("pools", env=env)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "had no dagster.yaml: using the project's settings" in lines[0]
+    # Dagster's own warning (printed by every process it starts) does not appear.
+    assert "No dagster instance configuration file" not in result.stderr + result.stdout
+    project = settings.project_root() / "dagster_home" / "dagster.yaml"
+    assert (home / "dagster.yaml").read_text() == project.read_text()
+    again = bench("pools", env=env)
+    assert "dagster.yaml" not in again.stderr
+
+
+def test_loading_the_definitions_warns_about_no_deliberate_choice() -> None:
+    result = subprocess.run(
+        [sys.executable, "-W", "error::Warning", "-c", "import bench_pipeline.definitions"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Warning" not in result.stderr

@@ -1,5 +1,6 @@
 """Stage 2: an agent builds Tetris for each run. The expensive stage: never redone silently."""
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ from assets.experiment_design import run_spec
 from assets.metadata import log_step_summary, run_result
 from assets.partitions import run_partitions
 from assets.stage_checks import check_step, specs, stage_rules
+from assets.sweeps.launch import BUDGET_CAP_TAG, run_tags
 from bench_pipeline import stages
 from bench_pipeline.agents.base import AgentSetupError
 from bench_pipeline.agents.stage import STAGE, record_failure, run_generation
@@ -56,6 +58,7 @@ def agent_generation(
     per_run: dict[str, dict[str, Any]] = {}
     setup_errors: list[str] = []
     transient: list[str] = []
+    cap = budget_cap_for(run_tags(context))
     for run_id in context.partition_keys:
         spec = store.read_record(RUN_SPEC_STAGE, run_id)
         if spec is None:
@@ -68,6 +71,7 @@ def agent_generation(
                 lambda harness, rid=run_id: agent.adapter(harness, rid),
                 box,
                 rerun=config.rerun,
+                budget_cap_usd=cap,
             )
         except AgentSetupError as exc:
             # The machine's problem (CLI not installed): the other runs still go ahead.
@@ -108,6 +112,20 @@ def agent_generation(
         per_run,
         check_results=check_step(store, STAGE, context.partition_keys, CHECKS),
     )
+
+
+def budget_cap_for(tags: Mapping[str, str]) -> float | None:
+    """The sweep's cap on one run's spending (its launch-time setting), or None."""
+    raw = tags.get(BUDGET_CAP_TAG)
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise dg.Failure(
+            description=f"tag {BUDGET_CAP_TAG}={raw!r} is not an amount in US dollars",
+            allow_retries=False,
+        ) from None
 
 
 def run_metadata(record: dict[str, Any], reused: bool, workspace: Path) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Stage 4: the gameplay bot plays each run's game and returns sixteen verdicts."""
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -11,6 +12,7 @@ from assets.metadata import log_step_summary, run_result, verdicts_table
 from assets.partitions import run_partitions
 from assets.sandboxed_build import sandboxed_build
 from assets.stage_checks import check_step, specs, stage_rules
+from assets.sweeps.launch import ENDURANCE_TAG, run_tags
 from bench_pipeline import settings, stages
 from bench_pipeline.bot import BOT_VERSION, TEST_IDS, evaluate
 from bench_pipeline.bot.evaluate import BrowserMissingError
@@ -35,6 +37,18 @@ class BotEvaluationConfig(dg.Config):
     hard_cap_seconds: float | None = None
     # Browsers at once when one step evaluates several runs (a partition range).
     parallel_browsers: int = 2
+
+
+def endurance_for(tags: Mapping[str, str], default: float) -> float:
+    """The sweep's bot window (its launch-time setting, a tag of its runs), else `default`."""
+    raw = tags.get(ENDURANCE_TAG)
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise dg.Failure(
+            description=f"tag {ENDURANCE_TAG}={raw!r} is not a number of seconds",
+            allow_retries=False,
+        ) from None
 
 
 def _evaluate_run(
@@ -95,9 +109,12 @@ def bot_evaluation(
         except NoBuildRecord as missing:
             raise dg.Failure(description=str(missing), allow_retries=False) from missing
     workers = max(1, min(config.parallel_browsers, len(run_ids)))
+    endurance_s = endurance_for(run_tags(context), config.endurance_seconds)
+    if endurance_s != config.endurance_seconds:
+        context.log.info(f"bot endurance window {endurance_s:g} s, set by the sweep's launch")
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bot") as pool:
         futures = {
-            run_id: pool.submit(_evaluate_run, store, run_id, config.endurance_seconds, hard_cap_s)
+            run_id: pool.submit(_evaluate_run, store, run_id, endurance_s, hard_cap_s)
             for run_id in run_ids
         }
     # Every run is evaluated (and its record written) before one failure is raised: a game

@@ -12,6 +12,7 @@ from assets.automation import whole_warehouse
 from assets.metadata import table_preview
 from bench_pipeline import stages
 from bench_pipeline.analysis.stage import METRICS, run_effects_analysis
+from bench_pipeline.warehouse.catalog import apply_comments, table_docs
 from bench_pipeline.warehouse.marts import MART_SCHEMAS
 from bench_pipeline.warehouse.writer import replace_table, updating
 from resources import ArtifactStoreResource, WarehouseResource
@@ -72,6 +73,8 @@ def effects_analysis(
     with updating(warehouse.db_path()) as con:
         for name, frame in outcome.tables.items():
             replace_table(con, name, frame, MART_SCHEMAS[name])
+        # A replaced table loses its comments: write the marts' again (catalog.py).
+        apply_comments(con, table_docs(), only=outcome.tables)
     for failed in outcome.errors:
         context.log.warning(f"{failed.experiment} / {failed.metric}: {failed.error}")
 
@@ -93,9 +96,9 @@ def effects_analysis(
         metadata={
             "dagster/row_count": len(effects),
             "experiments": int(effects["experiment"].nunique()),
-            "significant": int(effects["significant"].fillna(False).sum()),
-            "meaningful": int(effects["meaningful"].fillna(False).sum()),
-            "instrument_suspect": int(effects["instrument_suspect"].fillna(False).sum()),
+            "significant": int(effects["significant"].eq(True).sum()),
+            "meaningful": int(effects["meaningful"].eq(True).sum()),
+            "instrument_suspect": int(effects["instrument_suspect"].eq(True).sum()),
             "strongest_on_score": table_preview(
                 strongest[
                     [

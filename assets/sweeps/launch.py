@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import dagster as dg
@@ -31,6 +31,19 @@ from bench_pipeline import settings, stages
 RUN_STAGE_KEYS = [dg.AssetKey(name) for name in stages.PER_RUN]
 EXPERIMENT_TAG = "bench/experiment"
 LAUNCHED_BY_TAG = "bench/launched_by"
+# A sweep's launch-time settings, read by its runs' steps (the backfill's tags reach every
+# run it starts): the bot's window and the cap on one run's spending.
+ENDURANCE_TAG = "bench/bot_endurance_s"
+BUDGET_CAP_TAG = "bench/budget_cap_usd"
+
+
+def run_tags(context: dg.AssetExecutionContext) -> Mapping[str, str]:
+    """The tags of the run executing this step; none for a context built by hand (an asset
+    invoked directly has no run)."""
+    try:
+        return context.run.tags
+    except Exception:  # Dagster's DagsterInvalidPropertyError outside a run
+        return {}
 
 
 def partitions_in_flight(instance: dg.DagsterInstance) -> dict[str, str]:
@@ -128,6 +141,7 @@ def launch_backfill(
     launched_by: str,
     job_name: str,
     planned_at: float,
+    run_tags: Mapping[str, str] | None = None,
 ) -> Launch:
     """Create the backfill of the per-run stages for `run_ids`, then of what is built from
     all runs (once, after them), unless another sweep run just did.
@@ -151,6 +165,7 @@ def launch_backfill(
             partitions=run_ids,
             selection=selection,
             tags={
+                **(run_tags or {}),
                 EXPERIMENT_TAG: experiment,
                 LAUNCHED_BY_TAG: launched_by,
                 # Run monitoring cancels a Dagster run past this (a hung step must not hold

@@ -80,8 +80,15 @@ class GenerationResult:
     reused: bool
 
 
-def make_task(spec: Mapping[str, Any], prompt: str, run_dir: Path) -> AgentTask:
+def make_task(
+    spec: Mapping[str, Any], prompt: str, run_dir: Path, budget_cap_usd: float | None = None
+) -> AgentTask:
+    """The adapter's task for one run; `budget_cap_usd` (a sweep's launch-time cap) lowers
+    the cell's `budget_usd`, never raises it."""
     config = spec["config"]
+    budget = float(config.get("budget_usd", 5))
+    if budget_cap_usd is not None:
+        budget = min(budget, budget_cap_usd)
     return AgentTask(
         run_id=spec["run_id"],
         cell_id=spec["cell_id"],
@@ -93,7 +100,7 @@ def make_task(spec: Mapping[str, Any], prompt: str, run_dir: Path) -> AgentTask:
         prompt=prompt,
         workspace=run_dir / "workspace",
         transcript_path=run_dir / "transcript.jsonl",
-        budget_usd=float(config.get("budget_usd", 5)),
+        budget_usd=budget,
         max_turns=int(config.get("max_turns", 50)),
         time_limit_s=float(config.get("time_limit_min", 30)) * 60,
         input_usd_per_mtok=spec.get("input_usd_per_mtok"),
@@ -311,6 +318,7 @@ def run_generation(
     sandbox: Sandbox,
     *,
     rerun: bool = False,
+    budget_cap_usd: float | None = None,
 ) -> GenerationResult:
     """Run (or reuse) the agent of one run and write its record.
 
@@ -332,7 +340,7 @@ def run_generation(
     prompt = build_prompt(config)
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(run_dir / "prompt.md", prompt.encode())
-    task = make_task(spec, prompt, run_dir)
+    task = make_task(spec, prompt, run_dir, budget_cap_usd)
     task.workspace.mkdir(parents=True, exist_ok=True)
     context = context_file_for(config)
     if context is not None:

@@ -21,7 +21,11 @@ from bench_pipeline import stages
 from bench_pipeline.analysis.runs import AnalysisInputError
 from bench_pipeline.design.axes import AXES
 from bench_pipeline.warehouse.artifacts import ArtifactStore, atomic_write_bytes
-from bench_pipeline.warehouse.marts import MART_SCHEMAS
+from bench_pipeline.warehouse.marts import (
+    EFFECT_CI_METHOD,
+    INTERACTION_TEST_METHOD,
+    MART_SCHEMAS,
+)
 
 if TYPE_CHECKING:
     from bench_pipeline.analysis.effects import EffectsReport
@@ -206,8 +210,10 @@ def mart_rows(
                     **{
                         c: _clean(getattr(e, c, None))
                         for c in MART_SCHEMAS["mart_main_effects"]
-                        if c not in key and c not in {"noise_sd", "correction", *instrument}
+                        if c not in key
+                        and c not in {"noise_sd", "correction", "ci_method", *instrument}
                     },
+                    "ci_method": EFFECT_CI_METHOD,
                     "noise_sd": _clean(r.noise_sd),
                     "correction": r.correction,
                     "instrument_suspect": flag.suspect,
@@ -225,6 +231,7 @@ def mart_rows(
                         c: _clean(getattr(i, c))
                         for c in ("df", "f_value", "p_value", "p_adjusted", "significant")
                     },
+                    "test_method": INTERACTION_TEST_METHOD,
                 }
             )
         rows["mart_effect_noise"].append(

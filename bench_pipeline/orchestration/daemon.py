@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -109,6 +110,9 @@ def _run_dev(argv: Sequence[str]) -> None:
         dev.open_ipc_subprocess = open_with_our_daemon  # type: ignore[attr-defined]
     from dagster._cli import main
 
+    # `dagster dev` is what this runs on purpose (the daemon child is ours, see above);
+    # Dagster 1.13 asks for `dg dev` instead, which starts its daemon its own way.
+    warnings.filterwarnings("ignore", message=r"Function `dev_command` is superseded")
     sys.argv = ["dagster", "dev", *argv]
     main()
 
@@ -126,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except IntervalError as err:
         print(f"bench: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        # The stop `bench ui` sends (a SIGINT to the group, as Ctrl-C does): Dagster has
+        # shut down what it could; a traceback would only look like a crash.
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

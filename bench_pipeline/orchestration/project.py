@@ -17,6 +17,8 @@ from typing import Any
 # bench_pipeline.definitions).
 DEFINITIONS_MODULE = "assets.definitions"
 PARTITIONS_MODULE = "assets.partitions"
+# What the automation would launch next (`bench status`, `bench pools`).
+OUTLOOK_MODULE = "assets.sweeps.outlook"
 
 
 @dataclass(frozen=True)
@@ -61,3 +63,10 @@ def load_project() -> Project:
         across_run_assets=module.ACROSS_RUN_ASSETS,
         run_partitions=partitions.run_partitions,
     )
+
+
+def automation_outlook(instance: Any) -> tuple[dict[str, Any], list[str]]:
+    """`bench status`'s object and its lines, from the Dagster layer loaded by name."""
+    outlook = importlib.import_module(OUTLOOK_MODULE)
+    found = outlook.automation_outlook(instance, definitions_module().defs)
+    return found, outlook.outlook_lines(found)

@@ -134,11 +134,16 @@ def _accuracy_sections(rows: list[Row], group_rows: Sequence[Row] = ()) -> list[
 
 
 def _write_accuracy(site: _Site, data: Warehouse) -> None:
+    sections = _accuracy_sections(data.accuracy, data.accuracy_groups)
+    # Without real-corpus figures the page shows what is at hand, the in-repository
+    # corpus's, and says so: those games are the ones the bot was developed against.
+    only_repo = bool(sections) and all(s["corpus"] == "repo" for s in sections)
     site.write(
         "accuracy.html",
         "accuracy.html",
         nav="accuracy",
         page_title="Bot accuracy",
-        sections=_accuracy_sections(data.accuracy, data.accuracy_groups),
+        sections=sections,
+        only_repo=only_repo,
         bot_version=BOT_VERSION,
     )

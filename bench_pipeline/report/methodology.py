@@ -123,7 +123,9 @@ STATISTICS_RULES: tuple[str, ...] = (
     "effect the current repeats detect. Both are per comparison: after correction the real "
     "power is lower.",
     "Leaderboard intervals are 95 % Student-t intervals of a mean over the runs where that "
-    "metric was measured; two models whose intervals overlap are not shown apart by the data.",
+    "metric was measured, taken on the logit scale for the 0–100 scores (so they stay inside "
+    "0–100) and on the log scale for cost and duration (so they stay above 0); two models "
+    "whose intervals overlap are not shown apart by the data.",
     "NULL means not measured, never zero: a run without a bot evaluation has no gameplay score "
     "and no headline score, and stays out of the means (its cost still counts in the cost "
     "per point).",

@@ -9,6 +9,13 @@ takes to add a model. A header comment picks how it is materialized:
     -- incremental: run_id          (a table whose rows of a run depend on that run's
                                      source rows alone: an update recomputes just the
                                      runs that changed; see build.py)
+    -- column: run_id: what it means  (one per column the model writes, in its order)
+    -- columns: axes                 (one column per experiment axis, described by the
+                                     axis catalogue, bench_pipeline/design/axes.py)
+
+The description and the column lines are the one source of the table's documentation:
+the build writes them as DuckDB comments (`COMMENT ON`, see catalog.py) and
+docs/warehouse.md is generated from them.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ class SqlModel:
     tests: tuple[DataTest, ...] = ()  # the `-- test:` lines of the header, in file order
     # "run_id" when an update may recompute only the changed runs' rows (tables only)
     incremental: str | None = None
+    # (column, what it means) for every column the model writes, in the header's order
+    columns: tuple[tuple[str, str], ...] = ()
 
     def deps(self, model_names: set[str]) -> set[str]:
         return {ref for ref in self.references if ref in model_names and ref != self.name}
@@ -68,6 +77,30 @@ def _references(sql: str, path: Path) -> frozenset[str]:
 
 
 _TEST_LINE = re.compile(r"^\s*--\s*test\s*:(.*)$")
+_COLUMN_LINE = re.compile(r"^\s*--\s*column\s*:\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.+?)\s*$")
+_AXES_LINE = re.compile(r"^\s*--\s*columns\s*:\s*axes\s*$")
+
+
+def axis_columns() -> list[tuple[str, str]]:
+    """One (column, meaning) per axis of the catalogue, in catalogue order."""
+    from bench_pipeline.design.axes import AXES
+
+    return [(name, f"axis {name}: {axis.description}") for name, axis in AXES.items()]
+
+
+def parse_columns(sql: str, path: Path) -> tuple[tuple[str, str], ...]:
+    """The `-- column:` lines (and `-- columns: axes`) of a model file, in order."""
+    columns: list[tuple[str, str]] = []
+    for number, text in enumerate(sql.splitlines(), start=1):
+        match = _COLUMN_LINE.match(text)
+        entries = [match.groups()] if match else axis_columns() if _AXES_LINE.match(text) else []
+        for name, meaning in entries:
+            if any(name == seen for seen, _ in columns):
+                raise SqlModelError(f"{path}:{number}: column {name} is described twice")
+            columns.append((name, meaning))
+    return tuple(columns)
+
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _TAIL = re.compile(r"^(?:(blocking)\b)?\s*(?::(.*))?$", re.DOTALL)
@@ -298,6 +331,7 @@ def load_model(path: Path) -> SqlModel:
         description=header.get("description", ""),
         references=_references(sql, path),
         tests=parse_tests(sql, path.stem, path),
+        columns=parse_columns(sql, path),
     )
 
 

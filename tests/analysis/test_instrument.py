@@ -24,7 +24,7 @@ from bench_pipeline.analysis.results import MainEffect
 from bench_pipeline.analysis.simulate import simulate_verdicts
 from bench_pipeline.analysis.stage import METRICS, MetricAnalysis, mart_rows
 from bench_pipeline.report.methodology import headline_formula
-from bench_pipeline.warehouse.marts import MART_SCHEMAS
+from bench_pipeline.warehouse.marts import EFFECT_CI_METHOD, INTERACTION_TEST_METHOD, MART_SCHEMAS
 
 AXES = {
     "model": ("claude-sonnet-4-6", "claude-opus-4-6"),
@@ -306,6 +306,11 @@ def test_the_mart_rows_carry_the_flags() -> None:
     # The same machinery as every outcome: intervals and Holm-adjusted p on the share.
     assert {"ci_low", "ci_high", "p_adjusted"} <= set(effects.columns)
     assert (effects[effects["metric"] == SHARE_METRIC]["correction"] == "holm").all()
+    # Each effects table says how its intervals / tests were made.
+    assert (effects["ci_method"] == EFFECT_CI_METHOD).all()
+    assert "statsmodels OLS.conf_int" in EFFECT_CI_METHOD
+    interactions = mart_rows(analyses, ACCURACY)["mart_interactions"]
+    assert (interactions["test_method"] == INTERACTION_TEST_METHOD).all()
     assert METRICS[SHARE_METRIC] == pytest.approx(1 / 16)
     # Without an accuracy measurement the note still says what the pages are drawn with.
     bare = mart_rows(analyses)["mart_main_effects"]

@@ -92,6 +92,9 @@ def test_the_launchpad_shows_the_sweep_config() -> None:
     fields = job.run_config_schema.config_type.fields["ops"].config_type.fields
     config = fields["experiment_design"].config_type.fields["config"].config_type.fields
     assert {"experiment", "launch"} <= set(config)
+    # Launch-time settings for that sweep only (docs/orchestration.md).
+    assert {"bot_endurance_s", "repeats", "budget_cap_usd", "dry_run", "only_models"} <= set(config)
+    assert "BENCH_BOT_ENDURANCE_S" in (config["bot_endurance_s"].description or "")
     assert config["experiment"].description and "name" in config["experiment"].description
 
 

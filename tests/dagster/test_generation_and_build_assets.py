@@ -209,3 +209,33 @@ def test_quality_without_a_build_fails_clearly(
             sandbox=resources["sandbox"],
             sonar=resources["sonar"],
         )
+
+
+def test_a_sweeps_budget_cap_reaches_its_agent_runs(
+    instance: dg.DagsterInstance, store: ArtifactStore, resources: dict
+) -> None:
+    """The sweep's launch-time cap (a tag its backfill gives every run) lowers the run's
+    budget: the synthetic agent is stopped at it as a real agent would be."""
+    key = design(instance, resources)[0]
+    result = dg.materialize(
+        ALL,
+        selection=[agent_generation],
+        partition_key=key,
+        instance=instance,
+        resources=resources,
+        tags={"bench/budget_cap_usd": "0.001"},
+        raise_on_error=False,
+    )
+    assert result.success
+    record = store.read_record("agent_generation", key)
+    assert record is not None and record["budget_usd"] == pytest.approx(0.001)
+    assert record["status"] == "budget_exceeded" and record["budget_hit"] is True
+
+
+def test_the_sweeps_bot_window_is_read_from_its_runs_tags() -> None:
+    from assets.bot_evaluation.assets import endurance_for
+
+    assert endurance_for({"bench/bot_endurance_s": "2.5"}, 30.0) == 2.5
+    assert endurance_for({}, 30.0) == 30.0
+    with pytest.raises(dg.Failure, match="is not a number of seconds"):
+        endurance_for({"bench/bot_endurance_s": "soon"}, 30.0)

@@ -24,6 +24,7 @@ from assets.sweeps.launch import RUN_STAGE_KEYS, launch_backfill, sweep_backfill
 from assets.sweeps.schedules import new_model_backfill_schedule
 from bench_pipeline import settings
 from bench_pipeline.definitions import defs
+from bench_pipeline.design import design_experiment, load_experiment
 
 SMOKE = settings.experiments_dir() / "smoke.yaml"
 
@@ -176,23 +177,36 @@ def _tick(instance: dg.DagsterInstance):
     return new_model_backfill_schedule(dg.build_schedule_context(instance=instance))
 
 
-def test_new_model_schedule_launches_each_model_once(
+def test_new_model_schedule_never_starts_a_sweep_nobody_launched(
+    instance: dg.DagsterInstance, standard: Path
+) -> None:
+    """The incident: a fresh instance's nightly tick launched the whole standard sweep that
+    nobody had asked for. Now it launches nothing and says what that sweep would cost."""
+    first = _tick(instance)
+    assert isinstance(first, dg.SkipReason)
+    text = first.skip_message or ""
+    assert "nobody has swept standard on this instance yet" in text
+    # What launching it would cost, at the registry's prices (2 models x 2 repeats).
+    assert "standard: 4 runs, about $" in text and "budget caps" in text
+    assert instance.get_dynamic_partitions(run_partitions.name) == []
+
+
+def test_new_model_schedule_adds_only_models_new_to_a_swept_experiment(
     instance: dg.DagsterInstance, resources: dict, standard: Path
 ) -> None:
-    first = _tick(instance)
-    assert isinstance(first, dg.RunRequest)
-    assert first.tags["bench/new_models"] == "claude-sonnet-4-6,gpt-5"
-    # The tick hands sweep_job its config; the job registers the runs and launches them.
-    assert _sweep(instance, resources, first.run_config).success
+    # A person sweeps the standard sweep; its backfill ends without completing the runs.
+    assert _sweep(instance, resources, _config(str(standard))).success
     assert len(instance.get_dynamic_partitions(run_partitions.name)) == 4
-    assert len(instance.get_backfills()) == 1
+    [swept] = instance.get_backfills()
+    instance.update_backfill(swept.with_status(BulkActionStatus.COMPLETED_FAILED))
 
-    # Idempotent: the next tick finds every model with its runs and launches nothing.
+    # Idempotent: every model has its runs; the tick launches nothing.
     second = _tick(instance)
     assert isinstance(second, dg.SkipReason)
     assert "all 4 runs are registered" in (second.skip_message or "")
 
-    # The registry gains a model: only its runs are registered and launched.
+    # The registry gains a model: only its runs are registered and launched, not the
+    # incomplete runs of the models already swept (those are a person's to relaunch).
     registry_file = standard.parent / "models.yaml"
     registry = yaml.safe_load(registry_file.read_text())
     newcomer = dict(registry["models"][0], id="claude-next-5", display_name="Claude Next 5")
@@ -201,7 +215,9 @@ def test_new_model_schedule_launches_each_model_once(
     third = _tick(instance)
     assert isinstance(third, dg.RunRequest)
     assert third.tags["bench/new_models"] == "claude-next-5"
-    assert third.run_key != first.run_key
+    assert float(third.tags["bench/estimated_usd"]) > 0
+    config = third.run_config["ops"]["experiment_design"]["config"]
+    assert config["only_models"] == ["claude-next-5"]
     before = set(instance.get_dynamic_partitions(run_partitions.name))
     assert _sweep(instance, resources, third.run_config).success
     added = set(instance.get_dynamic_partitions(run_partitions.name)) - before
@@ -210,6 +226,27 @@ def test_new_model_schedule_launches_each_model_once(
     target = newest.asset_backfill_data.target_subset.partitions_subsets_by_asset_key
     assert set(target[dg.AssetKey("agent_generation")].get_partition_keys()) == added
     assert isinstance(_tick(instance), dg.SkipReason)
+
+    # A new repeat of models already swept is a person's decision too.
+    sweep = yaml.safe_load(standard.read_text())
+    sweep["repeats"] = 3
+    standard.write_text(yaml.safe_dump(sweep))
+    fourth = _tick(instance)
+    assert isinstance(fourth, dg.SkipReason)
+    assert "all of models already swept" in (fourth.skip_message or "")
+
+
+def test_only_models_naming_a_model_the_experiment_lacks_fails_in_one_line(
+    instance: dg.DagsterInstance, resources: dict
+) -> None:
+    config = _config("smoke")
+    config["ops"]["experiment_design"]["config"]["only_models"] = ["no-such-model"]
+    result = _sweep(instance, resources, config)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    text = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert "only_models: no-such-model not in smoke's models" in text
+    assert instance.get_backfills() == []
 
 
 def test_a_broken_standard_sweep_skips_with_the_reason(
@@ -223,6 +260,45 @@ def test_a_broken_standard_sweep_skips_with_the_reason(
     assert "cannot be designed" in (result.skip_message or "") and "axes" in (
         result.skip_message or ""
     )
+
+
+def _register_runs_of(instance: dg.DagsterInstance, experiment: Path, model: str) -> None:
+    design = design_experiment(load_experiment(experiment))
+    cells = {c.cell_id for c in design.cells if c.config["model"] == model}
+    runs = [r.run_id for r in design.runs if r.cell_id in cells]
+    instance.add_dynamic_partitions(run_partitions.name, runs)
+
+
+def _code_origin() -> InProcessCodeLocationOrigin:
+    return InProcessCodeLocationOrigin(
+        LoadableTargetOrigin(
+            module_name="bench_pipeline.definitions",
+            attribute="defs",
+            working_directory=str(settings.project_root()),
+        ),
+        location_name="bench_pipeline",
+    )
+
+
+@pytest.mark.slow
+def test_a_fresh_instance_past_the_schedule_time_launches_no_agent_run(data_dir: Path) -> None:
+    """A new user's instance (the real standard sweep, the real registry) left running past
+    03:00: Dagster's own scheduler evaluates the tick and launches nothing at all."""
+    night = datetime.datetime(2026, 3, 1, 2, 40, tzinfo=datetime.UTC)
+    with (
+        dg.instance_for_test() as instance,
+        create_test_daemon_workspace_context(
+            InProcessWorkspaceLoadTarget(_code_origin()), instance
+        ) as ws,
+    ):
+        _scheduler_iteration(ws, night)
+        _scheduler_iteration(ws, night.replace(hour=3, minute=1))
+        assert instance.get_runs() == []
+        assert instance.get_backfills() == []
+        [state] = instance.all_instigator_state()
+        [tick] = instance.get_ticks(state.instigator_origin_id, state.selector_id)
+        assert tick.status == TickStatus.SKIPPED
+        assert tick.skip_reason is not None and "nobody has swept standard" in tick.skip_reason
 
 
 def _scheduler_iteration(workspace: WorkspaceProcessContext, now: datetime.datetime) -> None:
@@ -241,14 +317,7 @@ def test_the_next_tick_skips_while_the_first_sweep_run_is_queued(standard: Path)
     one tick (Dagster matches it together with the tick's scheduled time), so the next tick
     used to start a second sweep run with the same key. It now skips, naming the first."""
     queued = {"module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator"}
-    code = InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(
-            module_name="bench_pipeline.definitions",
-            attribute="defs",
-            working_directory=str(settings.project_root()),
-        ),
-        location_name="bench_pipeline",
-    )
+    code = _code_origin()
     night = datetime.datetime(2026, 3, 1, 2, 0, tzinfo=datetime.UTC)
     minute = datetime.timedelta(minutes=1)
     with (
@@ -256,12 +325,14 @@ def test_the_next_tick_skips_while_the_first_sweep_run_is_queued(standard: Path)
         create_test_daemon_workspace_context(InProcessWorkspaceLoadTarget(code), instance) as ws,
     ):
         sweep_runs = dg.RunsFilter(job_name="sweep_job")
+        # A person swept the standard sweep when it had one model; gpt-5 came later.
+        _register_runs_of(instance, standard, "claude-sonnet-4-6")
         _scheduler_iteration(ws, night)  # the schedule's state starts here (02:00)
         _scheduler_iteration(ws, night.replace(hour=3) + minute)  # the 03:00 tick
         [first] = instance.get_runs(sweep_runs)
         # No queue daemon runs here: the run stays queued, as behind a busy run queue.
         assert first.status == dg.DagsterRunStatus.QUEUED
-        assert first.tags["bench/new_models"] == "claude-sonnet-4-6,gpt-5"
+        assert first.tags["bench/new_models"] == "gpt-5"
 
         next_night = night.replace(hour=3) + datetime.timedelta(days=1)
         _scheduler_iteration(ws, next_night + minute)
@@ -277,3 +348,65 @@ def test_the_next_tick_skips_while_the_first_sweep_run_is_queued(standard: Path)
         _scheduler_iteration(ws, next_night + datetime.timedelta(days=1) + minute)
         newest, old = instance.get_runs(sweep_runs)
         assert old.run_id == first.run_id and newest.status == dg.DagsterRunStatus.QUEUED
+
+
+def _with(config: dict, **settings_: object) -> dict:
+    config["ops"]["experiment_design"]["config"].update(settings_)
+    return config
+
+
+def test_a_dry_run_estimates_and_launches_registers_and_writes_nothing(
+    instance: dg.DagsterInstance, resources: dict, data_dir: Path
+) -> None:
+    result = _sweep(instance, resources, _with(_config("smoke"), dry_run=True, budget_cap_usd=1))
+    assert result.success
+    meta = _design_metadata(result)
+    assert meta["dry_run"] is True and meta["launched_runs"] == 0
+    assert meta["would_launch_runs"] == 4
+    assert meta["budget_caps_usd"] == pytest.approx(4.0)  # four runs at the $1 cap
+    assert 0 < meta["estimated_usd"] <= 4.0
+    assert "dry run: would launch smoke: 4 runs" in meta["launch"]
+    assert instance.get_dynamic_partitions(run_partitions.name) == []
+    assert instance.get_backfills() == []
+    assert not (data_dir / "artifacts" / "designs").exists()
+
+
+def test_launch_time_settings_travel_with_that_sweeps_runs_only(
+    instance: dg.DagsterInstance, resources: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_BOT_ENDURANCE_S", "30")
+    config = _with(_config("smoke"), bot_endurance_s=2.5, budget_cap_usd=0.75, repeats=1)
+    result = _sweep(instance, resources, config)
+    assert result.success
+    [backfill] = instance.get_backfills()
+    # The backfill's tags reach every run it starts: the bot and the agent read them there.
+    assert backfill.tags["bench/bot_endurance_s"] == "2.5"
+    assert backfill.tags["bench/budget_cap_usd"] == "0.75"
+    # repeats=1 of a two-repeat experiment: only the first repeat is launched.
+    target = backfill.asset_backfill_data.target_subset.partitions_subsets_by_asset_key
+    launched = set(target[dg.AssetKey("agent_generation")].get_partition_keys())
+    assert launched and all(key.endswith(".r0") for key in launched)
+    assert len(instance.get_dynamic_partitions(run_partitions.name)) == 2 * len(launched)
+
+    # Another sweep without settings takes the environment's: nothing carries over.
+    instance.update_backfill(backfill.with_status(BulkActionStatus.COMPLETED_FAILED))
+    assert _sweep(instance, resources, _config("smoke")).success
+    newest = max(instance.get_backfills(), key=lambda b: b.backfill_timestamp)
+    assert newest.tags["bench/bot_endurance_s"] == "30"
+    assert "bench/budget_cap_usd" not in newest.tags
+
+
+def test_a_bad_launch_setting_fails_in_one_line_and_launches_nothing(
+    instance: dg.DagsterInstance, resources: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BENCH_BUDGET_CAP_USD", "lots")
+    result = _sweep(instance, resources, _config("smoke"))
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    text = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert "BENCH_BUDGET_CAP_USD='lots' is not a number" in text
+    monkeypatch.delenv("BENCH_BUDGET_CAP_USD")
+    result = _sweep(instance, resources, _with(_config("smoke"), repeats=0))
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    assert "repeats 0 must be at least 1" in failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert instance.get_backfills() == []

@@ -274,13 +274,13 @@ def _sensor(page: Page, ui: Ui, recorder: Recorder) -> None:
 
 @check("Automation", "new_model_backfill_schedule", "Preview tick result", "Continue")
 def _schedule_preview(page: Page, ui: Ui, recorder: Recorder) -> None:
-    # "the `sweep_job` request, or why it skips": this instance has none of the standard runs.
+    # "the `sweep_job` request, or why it skips with what it would cost": nobody has swept
+    # the standard sweep on this fresh instance, so it skips (spending is always asked for).
     dialog = _modal(page).filter(has_text="Preview tick result")
-    expect(dialog.get_by_text(re.compile(r"Requested runs \(\d+\)"))).to_be_visible(timeout=90_000)
-    expect(dialog.get_by_role("link", name="sweep_job")).to_be_visible()
-    expect(
-        dialog.get_by_role("button").filter(has_text="Launch all & commit tick result")
-    ).to_be_visible()
+    expect(dialog.get_by_text("nobody has swept standard", exact=False).first).to_be_visible(
+        timeout=90_000
+    )
+    expect(dialog.get_by_text("at the registry's prices", exact=False).first).to_be_visible()
     dialog.get_by_role("button", name="Close").click()
     # "The schedule's page also shows its **Running** switch."
     expect(_running_switch(page)).to_be_checked()
@@ -330,7 +330,11 @@ def _bare_materialize(page: Page, ui: Ui, recorder: Recorder) -> None:
 
     launched = yaml.safe_load(run["runConfigYaml"]) or {}
     resolved = dg.validate_run_config(defs.resolve_job_def("sweep_job"), launched)
-    assert resolved["ops"]["experiment_design"]["config"] == {"experiment": "demo", "launch": True}
+    config = resolved["ops"]["experiment_design"]["config"]
+    assert (config["experiment"], config["launch"]) == ("demo", True)
+    # The launch-time settings at the environment's defaults (docs/orchestration.md).
+    assert config["bot_endurance_s"] == settings.checked_bot_endurance_s()
+    assert config["dry_run"] is False and config["only_models"] == []
 
 
 SENTENCES[

@@ -143,6 +143,10 @@ def test_bench_ui_in_the_background_stops_on_a_signal(
         assert tail.strip() == "rc=0", f"{tail}\n{text[-3000:]}"
         assert "Dagster services shut down" in text  # dagster dev's own clean shutdown
         assert "did not stop in" not in text  # nothing had to be killed
+        # A quiet start and stop: no traceback for the stop it was asked for, no warning
+        # about the project's deliberate Dagster choices (docs/orchestration.md).
+        assert "Traceback" not in text, text[-3000:]
+        assert "BetaWarning" not in text and "SupersessionWarning" not in text, text[-3000:]
         assert _stat(pid) is None or _stat(pid)[0] == "Z"
         left = {p: c for p, (_, start, c) in started.items() if _still_running(p, start)}
         assert not left, f"still running after bench ui exited: {left}"

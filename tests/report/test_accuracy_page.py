@@ -42,7 +42,9 @@ def _row(page: str, test_id: str) -> list[str]:
 def test_without_a_published_measurement_the_page_says_so(site: Site) -> None:
     page = site.out / "accuracy.html"
     assert "No bot accuracy measurement has been published yet" in _text(page)
-    assert "benchmarks/bot_accuracy.py --corpus real --publish" in _text(page)
+    # The hint names both corpora: the one at hand in every checkout and the fair one.
+    assert "benchmarks/bot_accuracy.py --corpus repo --publish" in _text(page)
+    assert "benchmarks/bot_accuracy.py --corpus real --split heldout --publish" in _text(page)
     # Every page links to it from the site's navigation.
     for path in [
         site.out / "index.html",
@@ -70,6 +72,32 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, dic
     summary = build_site(db, store.root, out)
     assert not [w for w in summary.warnings if "mart_bot_accuracy" in w], summary.warnings
     return out / "accuracy.html", tune, heldout
+
+
+def test_with_only_in_repo_figures_the_page_shows_them_and_says_which(tmp_path: Path) -> None:
+    store = ArtifactStore(tmp_path / "artifacts")
+    write_store(store)
+    write_accuracy_file(
+        store.root,
+        "repo-old.json",
+        corpus="repo",
+        split="all",
+        measured_at="2026-11-01T09:00:00+00:00",
+    )
+    write_accuracy_file(
+        store.root, "repo-new.json", corpus="repo", split="all", bot_version=BOT_VERSION, games=4
+    )
+    db = tmp_path / "w.duckdb"
+    build_warehouse(store, db, settings.sql_models_dir())
+    build_site(db, store.root, tmp_path / "site")
+    page = tmp_path / "site" / "accuracy.html"
+    text = _text(page)
+    assert "No bot accuracy measurement has been published yet" not in text
+    assert "No figures of the real corpus (public games) have been published" in text
+    assert "these are the latest of the repository's own test games" in text
+    # The latest of the in-repo files, not the older one.
+    assert f"Bot {BOT_VERSION}, measured 2026-11-30" in text
+    assert "on 4 games" in text
 
 
 def test_the_page_shows_each_published_measurement_with_its_figures(published) -> None:

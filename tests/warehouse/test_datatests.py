@@ -202,7 +202,7 @@ def test_accepted_values_fails_on_a_bad_verdict(con: duckdb.DuckDBPyConnection) 
     )
     result = run_data_test(con, _test("fct_test_results", "accepted_values_verdict"))
     assert not result.passed and result.failing_rows == 1
-    assert result.sample == [{"run_id": run, "test_id": "lock", "verdict": "MAYBE"}]
+    assert result.sample == [{"run_id": run, "test_id": "lock", "verdict": "MAYBE", "reason": None}]
 
 
 def test_not_null_fails_on_a_missing_key(con: duckdb.DuckDBPyConnection) -> None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from bench_pipeline import settings
 from bench_pipeline.design.axes import AXES
@@ -58,6 +61,23 @@ def _runs_as_built(warehouse: tuple[Path, pd.DataFrame]) -> pd.DataFrame:
     return merged
 
 
+def _bounded_interval(metric: str, mean: float, half: float) -> tuple[float, float]:
+    """The reference for the marts' intervals, with scipy: the t interval taken on the logit
+    scale of mean/100 (scores, 0-100) or on the log scale (cost, duration) by the delta
+    method, and mapped back."""
+    if math.isnan(half):
+        return math.nan, math.nan
+    if "score" in metric:
+        p = mean / 100
+        if p <= 0 or p >= 1:
+            return mean, mean
+        d = (half / 100) / (p * (1 - p))
+        return 100 * special.expit(special.logit(p) - d), 100 * special.expit(special.logit(p) + d)
+    if mean <= 0:
+        return mean, mean
+    return math.exp(math.log(mean) - half / mean), math.exp(math.log(mean) + half / mean)
+
+
 def _expected_stats(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     rows = []
     for key, group in runs.groupby(keys, sort=True):
@@ -70,12 +90,8 @@ def _expected_stats(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             mean = values.mean() if n else math.nan
             sd = values.std(ddof=1) if n > 1 else math.nan
             half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) if n > 1 else math.nan
-            row |= {
-                f"{m}_mean": mean,
-                f"{m}_sd": sd,
-                f"{m}_ci_low": mean - half,
-                f"{m}_ci_high": mean + half,
-            }
+            low, high = _bounded_interval(m, mean, half)
+            row |= {f"{m}_mean": mean, f"{m}_sd": sd, f"{m}_ci_low": low, f"{m}_ci_high": high}
         built = group["build_ok"].dropna().astype(float)
         row["build_ok_rate"] = built.mean() if len(built) else math.nan
         score = row["score_mean"]
@@ -235,3 +251,53 @@ def test_inconclusive_share_is_the_share_of_the_written_verdicts(
     for run_id in (PENDING, UNSCORED):
         assert pd.isna(built.loc[run_id, "inconclusive_share"]), run_id
     assert built["inconclusive_share"].dropna().between(0, 1).all()
+
+
+def _rescore(store: ArtifactStore, run_id: str, gameplay: float, quality: float) -> None:
+    for stage, column, value in (
+        ("bot_evaluation", "gameplay_score", gameplay),
+        ("quality_metrics", "quality_score", quality),
+    ):
+        record = store.read_record(stage, run_id)
+        assert record is not None
+        store.write_record(stage, run_id, {**record, column: value})
+
+
+@pytest.mark.slow
+def test_intervals_of_scores_near_the_top_stay_on_the_scale(tmp_path: Path) -> None:
+    """The incident: a 95 % interval reaching 104 on the 0-100 score. Seven perfect runs and
+    one at 50: a t interval would reach about 108; through `bench warehouse rebuild` every
+    score interval stays inside 0-100 and still holds the mean."""
+    store = ArtifactStore(tmp_path / "artifacts")
+    runs = write_store(store)
+    gpt = runs[(runs["model"] == GPT) & runs["gameplay_score"].notna()]["run_id"].tolist()
+    for i, run_id in enumerate(gpt):
+        _rescore(store, run_id, 50.0 if i == 0 else 100.0, 50.0 if i == 0 else 100.0)
+    db = tmp_path / "w.duckdb"
+    env = {**os.environ, "BENCH_ARTIFACTS_DIR": str(store.root), "BENCH_WAREHOUSE": str(db)}
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("bench")), "warehouse", "rebuild"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    row = _frame(db, f"select * from mart_leaderboard_models where model = '{GPT}'").iloc[0]
+    values = np.array([50.0] + [100.0] * (len(gpt) - 1))
+    t_high = values.mean() + stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(
+        len(values)
+    )
+    assert t_high > 100  # what the plain t interval would have shown
+    for metric in ("score", "gameplay_score", "quality_score"):
+        low, mean, high = row[f"{metric}_ci_low"], row[f"{metric}_mean"], row[f"{metric}_ci_high"]
+        assert 0 <= low <= mean <= high <= 100, metric
+        assert (low, high) == pytest.approx(_bounded_interval(metric, mean, _half(values)))
+    assert "logit-transformed t interval" in row["ci_method"]
+    cells = _frame(db, "select score_ci_low, score_ci_high from mart_leaderboard_cells")
+    assert ((cells.dropna() >= 0) & (cells.dropna() <= 100)).all().all()
+
+
+def _half(values: np.ndarray) -> float:
+    n = len(values)
+    return float(stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / math.sqrt(n))
