@@ -279,6 +279,17 @@ class CopyReport:
         return text
 
 
+def _past_limits(limits: CopyLimits, report: CopyReport) -> bool:
+    """Whether a copy must stop (its deadline or entry bound passed), said in the report."""
+    if limits.deadline is not None and time.monotonic() > limits.deadline:
+        report.limit = report.limit or "time"
+        return True
+    if limits.max_entries is not None and report.entries >= limits.max_entries:
+        report.limit = report.limit or "entries"
+        return True
+    return False
+
+
 def copy_tree(src_fd: int, dst_fd: int, limits: CopyLimits) -> CopyReport:
     """Copy the contents of folder `src_fd` into folder `dst_fd`, bounded by `limits`.
 
@@ -291,13 +302,7 @@ def copy_tree(src_fd: int, dst_fd: int, limits: CopyLimits) -> CopyReport:
     owner = limits.owner
 
     def stopped() -> bool:
-        if limits.deadline is not None and time.monotonic() > limits.deadline:
-            report.limit = report.limit or "time"
-            return True
-        if limits.max_entries is not None and report.entries >= limits.max_entries:
-            report.limit = report.limit or "entries"
-            return True
-        return False
+        return _past_limits(limits, report)
 
     def visit(fds: list[int], name: str, info: os.stat_result, _depth: int) -> bool:
         src, dst = fds
@@ -393,13 +398,7 @@ def sync_tree(src_fd: int, dst_fd: int, limits: CopyLimits) -> CopyReport:
     owner = limits.owner
 
     def stopped() -> bool:
-        if limits.deadline is not None and time.monotonic() > limits.deadline:
-            report.limit = report.limit or "time"
-            return True
-        if limits.max_entries is not None and report.entries >= limits.max_entries:
-            report.limit = report.limit or "entries"
-            return True
-        return False
+        return _past_limits(limits, report)
 
     def existing(dst: int, name: str) -> os.stat_result | None:
         try:

@@ -121,14 +121,7 @@ def read_checked(
     block the build). `columns` (column -> SQL type) are the types the models rely on;
     `run_id`, when given, must match the record's own.
     """
-    try:
-        info = path.lstat()
-    except OSError as err:
-        raise BadRecord(f"cannot stat: {err.strerror}") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise BadRecord(f"is a symlink (to {os.readlink(path)}), not a regular file")
-    if not stat.S_ISREG(info.st_mode):
-        raise BadRecord("is not a regular file")
+    info = _regular_file_info(path)
     if info.st_size > MAX_RECORD_BYTES:
         raise BadRecord(f"is {info.st_size} bytes, more than a record can be")
     try:
