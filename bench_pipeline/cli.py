@@ -158,6 +158,9 @@ def pools(
     """Show (and store in the Dagster instance) how many steps of each kind run at once."""
     from bench_pipeline.orchestration import POOLS
 
+    # A bad pools file is refused before anything is written to DAGSTER_HOME (one line,
+    # the home left as it was).
+    _pool_limits(file)
     _ensure_dagster_home()
     if check:
         import dagster as dg

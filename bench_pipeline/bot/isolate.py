@@ -83,7 +83,10 @@ def evaluate_isolated(
         check_url(target)
     else:
         entry_point(Path(target))
-    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    # BENCH_BOT_SCRATCH_TAG names this process's evaluations among others on the machine
+    # (the hostile tests look for their own leftovers while other evaluations run).
+    tag = "".join(c for c in os.environ.get("BENCH_BOT_SCRATCH_TAG", "") if c.isalnum())[:16]
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX + (f"{tag}-" if tag else "")))
     proc: subprocess.Popen[bytes] | None = None
     child_tag: str | None = None
     timed_out = False

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -90,6 +91,17 @@ def _processes_naming(text: str) -> list[str]:
 
 def _browser_running() -> bool:
     return any("chromium" in p for p in _processes_naming(SCRATCH))
+
+
+@pytest.fixture(autouse=True)
+def _own_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This test's evaluations carry a tag in their scratch folder's name (inherited by
+    `bench evaluate` and `bench run` subprocesses): the checks below look for this test's
+    processes and folders alone, while other tests' evaluations run beside it."""
+    global SCRATCH
+    tag = uuid.uuid4().hex[:12]
+    monkeypatch.setenv("BENCH_BOT_SCRATCH_TAG", tag)
+    SCRATCH = f"bench-bot-run-{tag}-"
 
 
 @pytest.fixture
@@ -266,7 +278,9 @@ def test_an_evaluation_that_never_comes_back_is_ended_at_the_cap(
     try:
         child = None
         for _ in range(600):
-            found = _processes_naming("bench_pipeline.bot.child")
+            # This test's child only (its scratch folder carries the test's tag): another
+            # worker's evaluation must never be the one stopped.
+            found = [p for p in _processes_naming(SCRATCH) if "bench_pipeline.bot.child" in p]
             if found:
                 child = int(found[0].split(":")[0])
                 break
