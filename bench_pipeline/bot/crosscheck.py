@@ -32,6 +32,8 @@ AFTER_S = 0.6
 # (a game locks and clears on the key press; the bot confirms on a later read).
 BOARD_BEFORE_S = 1.0
 BASELINE_S = 2.0  # how old the state before a probe may be
+# Board samples further apart than this may hide a clear behind the locks around it.
+CLEAR_GAP_S = 0.5
 
 
 class StateView(Protocol):
@@ -210,6 +212,11 @@ def _board_check(test: str, episode: Episode, state: StateView, board: list, pie
         drops = [a - b for a, b in itertools.pairwise(counts) if b < a]
         if drops and max(drops) >= 2:
             return Check(True, f"the game's board lost {max(drops)} cells at once")
+        # Samples far apart may hold the clear and several locks between two of them (a
+        # row's ten cells lost, twelve gained): only dense samples may speak against it.
+        times = [t for t, _n in board]
+        if any(b - a > CLEAR_GAP_S for a, b in itertools.pairwise(times)):
+            return NOTHING
         return Check(False, f"the game's board never lost cells ({counts[:8]})")
     return NOTHING
 
